@@ -1,0 +1,197 @@
+"""Runs a (patched) script in a child interpreter, under the probe, with bounded output.
+
+The child runs ``autofix/child/bootstrap.py`` with the user's interpreter (``--python``):
+the patched source lives in a private temporary directory, while ``__file__``, ``sys.argv[0]``
+and tracebacks name the user's original path and the cwd is the user's. The child gets its
+own process group, so a timeout or Ctrl-C kills the script and every process it started.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autofix.errors import AutofixError
+from autofix.probe import BOOTSTRAP, read_probe
+from autofix.types import RunOutcome, RunResult
+
+#: Bytes of the child's combined stdout/stderr kept (the tail); the rest is only counted.
+OUTPUT_TAIL_BYTES = 256 * 1024
+#: Seconds between SIGTERM and SIGKILL when the process group is stopped.
+KILL_GRACE_SECONDS = 3.0
+
+_VERSIONS_SNIPPET = (
+    "import json, sys, importlib.metadata as m\n"
+    "out = {'python': '%d.%d.%d' % sys.version_info[:3]}\n"
+    "for d in ('torch', 'transformers', 'datasets', 'accelerate', 'tensorflow', 'tf-keras',"
+    " 'keras'):\n"
+    "    try: out[d] = m.version(d)\n"
+    "    except m.PackageNotFoundError: pass\n"
+    "print(json.dumps(out))\n"
+)
+
+
+@dataclass
+class RunSpec:
+    """How to run a script: interpreter, user path and cwd, arguments, limits.
+
+    ``timeout`` is in seconds (``None``: no limit); ``max_steps`` is the optimizer-step
+    budget the probe enforces on a ``Trainer`` (``0``: none, i.e. ``--full``).
+    """
+
+    python: str
+    script: Path
+    cwd: Path
+    args: Sequence[str] = ()
+    timeout: float | None = 600.0
+    max_steps: int = 10
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+def target_versions(python: str) -> dict[str, str]:
+    """Versions of Python and the ML libraries installed for interpreter ``python``.
+
+    Returns e.g. ``{"python": "3.11.7", "transformers": "5.24.0", ...}``.
+    Raises :class:`AutofixError` when the interpreter cannot be started.
+    """
+    try:
+        done = subprocess.run(
+            [python, "-c", _VERSIONS_SNIPPET],
+            capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise AutofixError(
+            f"cannot run the interpreter {python!r}: {exc}",
+            hint="--python must name a Python executable (e.g. path/to/venv/bin/python)",
+        ) from exc
+    if done.returncode != 0:
+        raise AutofixError(
+            f"the interpreter {python!r} failed: {done.stderr.strip()[-300:]}",
+            hint="--python must name a working Python 3 executable",
+        )
+    try:
+        data = json.loads(done.stdout.strip().splitlines()[-1])
+    except (json.JSONDecodeError, IndexError) as exc:
+        raise AutofixError(f"the interpreter {python!r} is not a usable Python 3") from exc
+    return {str(k): str(v) for k, v in data.items()}
+
+
+class _OutputPump(threading.Thread):
+    """Drains the child's pipe, keeping a bounded tail and reporting the last line."""
+
+    def __init__(self, stream: object, on_line: Callable[[str], None] | None) -> None:
+        super().__init__(daemon=True)
+        self.stream = stream
+        self.on_line = on_line
+        self.tail: collections.deque[bytes] = collections.deque()
+        self.tail_size = 0
+        self.total = 0
+
+    def run(self) -> None:
+        read = self.stream.read1  # type: ignore[attr-defined]
+        while chunk := read(65536):
+            self.total += len(chunk)
+            self.tail.append(chunk)
+            self.tail_size += len(chunk)
+            while self.tail_size - len(self.tail[0]) >= OUTPUT_TAIL_BYTES:
+                self.tail_size -= len(self.tail.popleft())
+            if self.on_line is not None:
+                pieces = chunk.replace(b"\r", b"\n").split(b"\n")
+                last = next((p for p in reversed(pieces) if p.strip()), b"")
+                if last:
+                    self.on_line(last.decode("utf-8", "replace").strip())
+
+    def text(self) -> str:
+        data = b"".join(self.tail)[-OUTPUT_TAIL_BYTES:]
+        return data.decode("utf-8", "replace")
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the child's process group, then SIGKILL whatever is left after a grace."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        proc.wait(timeout=KILL_GRACE_SECONDS)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def run_script(
+    spec: RunSpec, source: str, on_line: Callable[[str], None] | None = None
+) -> RunResult:
+    """Run ``source`` as if it were ``spec.script`` and return what happened.
+
+    Standard input is closed (``/dev/null``) so a script that reads it gets EOF instead of
+    hanging. Raises ``KeyboardInterrupt`` after killing the child when the user interrupts;
+    never raises for the script's own failures (those are in the result).
+    """
+    with tempfile.TemporaryDirectory(prefix="autofix-run-") as tmp:
+        patched = Path(tmp) / spec.script.name
+        patched.write_text(source, encoding="utf-8")
+        probe_file = Path(tmp) / "probe.jsonl"
+        env = {**os.environ, **spec.env}
+        env["AUTOFIX_PROBE_FILE"] = str(probe_file)
+        env["AUTOFIX_MAX_STEPS"] = str(spec.max_steps)
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        cmd = [spec.python, str(BOOTSTRAP), str(patched), str(spec.script), *spec.args]
+        started = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                cmd, cwd=spec.cwd, env=env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+        except OSError as exc:
+            raise AutofixError(f"cannot start {spec.python!r}: {exc}") from exc
+        pump = _OutputPump(proc.stdout, on_line)
+        pump.start()
+        outcome: RunOutcome | None = None
+        try:
+            while proc.poll() is None:
+                if spec.timeout is not None and time.monotonic() - started > spec.timeout:
+                    outcome = RunOutcome.TIMEOUT
+                    break
+                time.sleep(0.05)
+        except KeyboardInterrupt:
+            _kill_group(proc)
+            pump.join(timeout=5)
+            raise
+        _kill_group(proc)  # also reaps grandchildren left behind by a finished script
+        pump.join(timeout=10)
+        seconds = time.monotonic() - started
+        probe = read_probe(probe_file)
+        if outcome is None:
+            if proc.returncode == 0:
+                outcome = RunOutcome.BUDGET if probe.budget_reached else RunOutcome.OK
+            else:
+                outcome = RunOutcome.FAILED
+        return RunResult(
+            outcome=outcome,
+            returncode=proc.returncode,
+            seconds=seconds,
+            output_tail=pump.text(),
+            output_bytes=pump.total,
+            probe=probe,
+            env_overrides=dict(spec.env),
+        )
+
+
+def default_python() -> str:
+    """The interpreter autofix itself runs on (the default for ``--python``)."""
+    return sys.executable

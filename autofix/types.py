@@ -1,0 +1,276 @@
+"""Shared dataclasses: what a run produced, what it was diagnosed as, what a recipe did.
+
+Every outcome is typed; nothing in autofix returns ``None`` to mean both "nothing to
+do" and "failed" (the aider weak spot named in the project's style guide).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One traceback frame: file path as the child saw it, 1-based line, function, text."""
+
+    file: str
+    line: int
+    function: str
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class ExceptionInfo:
+    """An exception as reported by the probe, or parsed from traceback text.
+
+    ``type`` is the qualified name (``builtins.IndexError`` or just ``IndexError`` when
+    parsed from text); ``frames`` run from outermost to innermost; ``chain`` holds the
+    exceptions this one was raised from or during, outermost cause first.
+    """
+
+    type: str
+    message: str
+    frames: tuple[Frame, ...] = ()
+    chain: tuple[ExceptionInfo, ...] = ()
+
+    @property
+    def short_type(self) -> str:
+        """The class name without its module (``IndexError``)."""
+        return self.type.rsplit(".", 1)[-1]
+
+    def headline(self) -> str:
+        """``Type: first line of the message``, the line a person quotes."""
+        first = self.message.strip().splitlines()[0] if self.message.strip() else ""
+        return f"{self.short_type}: {first}" if first else self.short_type
+
+
+@dataclass(frozen=True)
+class DatasetFacts:
+    """What the probe measured on one dataset given to ``Trainer``.
+
+    ``label_classes`` comes from a ``ClassLabel`` feature; otherwise ``label_min`` and
+    ``label_max`` are measured over the whole split (``Dataset.unique``), not one batch.
+    ``label_kind`` is ``"int"``, ``"str"``, ``"float"`` or ``""`` when there is no label column.
+    """
+
+    role: str
+    columns: tuple[str, ...]
+    num_rows: int | None = None
+    label_column: str = ""
+    label_kind: str = ""
+    label_classes: int | None = None
+    label_min: float | None = None
+    label_max: float | None = None
+
+
+@dataclass(frozen=True)
+class TrainerFacts:
+    """Facts about one ``Trainer`` the script built: its datasets and model head."""
+
+    trainer_class: str
+    model_class: str
+    num_labels: int | None
+    datasets: tuple[DatasetFacts, ...] = ()
+
+    def dataset(self, role: str) -> DatasetFacts | None:
+        """The facts for ``role`` (``"train"`` or ``"eval"``), if the probe saw one."""
+        return next((d for d in self.datasets if d.role == role), None)
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One optimizer step seen by the probe: 1-based step number and loss (may be NaN)."""
+
+    step: int
+    loss: float | None
+
+
+@dataclass
+class ProbeReport:
+    """Everything the probe inside the child reported, in arrival order."""
+
+    versions: dict[str, str] = field(default_factory=dict)
+    exception: ExceptionInfo | None = None
+    trainers: list[TrainerFacts] = field(default_factory=list)
+    steps: list[StepRecord] = field(default_factory=list)
+    budget_reached: bool = False
+    exit_code: int | None = None
+
+
+class RunOutcome(str, enum.Enum):
+    """How a child run ended."""
+
+    OK = "ok"  # exit 0
+    BUDGET = "budget"  # the step budget was reached (the probe stopped training)
+    FAILED = "failed"  # non-zero exit
+    TIMEOUT = "timeout"  # killed at --timeout
+    INTERRUPTED = "interrupted"  # killed because the user pressed Ctrl-C
+
+
+@dataclass
+class RunResult:
+    """One child run: exit status, bounded output, probe report, wall seconds."""
+
+    outcome: RunOutcome
+    returncode: int | None
+    seconds: float
+    output_tail: str
+    output_bytes: int
+    probe: ProbeReport
+    env_overrides: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def last_line(self) -> str:
+        """The last non-empty line the script printed (for the spinner and reports)."""
+        for line in reversed(self.output_tail.splitlines()):
+            if line.strip():
+                return line.strip()
+        return ""
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """A run sorted into a fault category.
+
+    ``evidence`` is the one line a person would quote (the error line); ``file``/``line``
+    the innermost frame in the user's script (``line`` 0 when unknown); ``details`` the
+    key traceback lines for reports; ``via`` names a category that led here (e.g. a CUDA
+    assert rerun on CPU).
+    """
+
+    category: str
+    evidence: str
+    file: str = ""
+    line: int = 0
+    line_text: str = ""
+    details: tuple[str, ...] = ()
+    via: str = ""
+    hint: str = ""
+
+    def place(self) -> tuple[str, str, str]:
+        """What identifies "the same fault at the same place" across runs."""
+        return (self.category, self.evidence.split(":", 1)[0], self.line_text.strip())
+
+
+class RecipeStatus(str, enum.Enum):
+    """What applying a recipe did."""
+
+    APPLIED = "applied"
+    NOT_APPLICABLE = "not_applicable"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class RecipeOutcome:
+    """The result of a recipe: new source when applied, else the reason it was not."""
+
+    status: RecipeStatus
+    source: str = ""
+    summary: str = ""
+    reason: str = ""
+    line: int = 0
+
+    @classmethod
+    def applied(cls, source: str, summary: str, line: int = 0) -> RecipeOutcome:
+        return cls(RecipeStatus.APPLIED, source=source, summary=summary, line=line)
+
+    @classmethod
+    def not_applicable(cls, reason: str) -> RecipeOutcome:
+        return cls(RecipeStatus.NOT_APPLICABLE, reason=reason)
+
+    @classmethod
+    def failed(cls, reason: str) -> RecipeOutcome:
+        return cls(RecipeStatus.FAILED, reason=reason)
+
+
+@dataclass(frozen=True)
+class RecipeContext:
+    """What a recipe may use: the diagnosis, the target environment and the probe's facts.
+
+    ``versions`` maps distribution names (``transformers``, ``torch``...) to the versions
+    installed in the interpreter that runs the script (``--python``), not autofix's own.
+    """
+
+    diagnosis: Diagnosis
+    versions: dict[str, str] = field(default_factory=dict)
+    trainers: tuple[TrainerFacts, ...] = ()
+    script: Path = Path("script.py")
+
+
+@dataclass
+class RunRecord:
+    """One line of the report: run number, how it ended, its diagnosis, seconds."""
+
+    n: int
+    outcome: str
+    category: str
+    evidence: str
+    seconds: float
+    recipe: str = ""
+    commit: str = ""
+
+
+@dataclass
+class FixRecord:
+    """One committed fix."""
+
+    category: str
+    recipe: str
+    commit: str
+    file: str
+    line: int
+    summary: str = ""
+
+
+class Status(str, enum.Enum):
+    """How a whole session ended (the report's ``status``)."""
+
+    FIXED = "fixed"
+    CLEAN = "clean"
+    GAVE_UP = "gave_up"
+    ERROR = "error"
+
+
+@dataclass
+class SessionResult:
+    """What ``autofix`` did to one script: the report, plus why it stopped."""
+
+    status: Status
+    branch: str
+    reason: str
+    runs: list[RunRecord] = field(default_factory=list)
+    fixes: list[FixRecord] = field(default_factory=list)
+    interrupted: bool = False
+    last_diagnosis: Diagnosis | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--report`` JSON document (shape fixed by issue 2)."""
+        return {
+            "status": self.status.value,
+            "branch": self.branch if self.fixes else None,
+            "reason": self.reason,
+            "interrupted": self.interrupted,
+            "runs": [
+                {
+                    "n": r.n,
+                    "outcome": r.outcome,
+                    "category": r.category,
+                    "evidence": r.evidence,
+                    "seconds": round(r.seconds, 2),
+                }
+                for r in self.runs
+            ],
+            "fixes": [
+                {
+                    "category": f.category,
+                    "recipe": f.recipe,
+                    "commit": f.commit,
+                    "file": f.file,
+                    "line": f.line,
+                }
+                for f in self.fixes
+            ],
+        }
