@@ -1,0 +1,124 @@
+"""The registry of fault categories: how each one shows, with real examples.
+
+Ids and messages come from the project's fault catalogue (``shared/faults.md``), measured
+on transformers 5.24 / datasets 5.2 / torch 2.13 (``v5``) and transformers 4.57.6 /
+datasets 5.0.1 (``v4``) on CPU. Each category lists example tracebacks saved from real
+runs under ``autofix/examples/<id>/``; the test suite classifies every one of them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+EXAMPLES_DIR = Path(__file__).parent / "examples"
+
+
+@dataclass(frozen=True)
+class Category:
+    """One fault category.
+
+    ``patterns`` are regular expressions searched in ``"Type: message"`` of the exception
+    and of the exceptions it was chained from; ``types`` restricts by exception class name
+    (empty: any). ``examples`` name files in ``autofix/examples/<id>/``.
+    """
+
+    id: str
+    title: str
+    patterns: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    examples: tuple[str, ...] = ()
+    hint: str = ""
+    compiled: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "compiled", tuple(re.compile(p) for p in self.patterns))
+
+    def matches(self, exc_type: str, message: str) -> bool:
+        """True when an exception of class ``exc_type`` (short name) with ``message`` shows
+        this fault."""
+        if self.types and exc_type not in self.types:
+            return False
+        if not self.compiled:
+            return bool(self.types)
+        text = f"{exc_type}: {message}"
+        return any(p.search(text) for p in self.compiled)
+
+    def example_paths(self) -> list[Path]:
+        """The saved example tracebacks of this category."""
+        return [EXAMPLES_DIR / self.id / name for name in self.examples]
+
+
+CATEGORIES: tuple[Category, ...] = (
+    Category(
+        id="syntax-error",
+        title="the script does not parse",
+        types=("SyntaxError", "IndentationError", "TabError"),
+        examples=("v5.txt",),
+        hint="autofix does not rewrite code that does not parse; fix it at the location shown",
+    ),
+    Category(
+        id="cuda-device-assert",
+        title="a device-side error reported at the wrong line (CUDA is asynchronous)",
+        patterns=(
+            r"CUDA error: device-side assert triggered",
+            r"CUBLAS_STATUS_\w+",
+            r"CUDA error: an illegal memory access",
+        ),
+        examples=("sim-v5.txt",),
+    ),
+    Category(
+        id="raw-dataset",
+        title="the untokenized dataset reaches Trainer",
+        patterns=(
+            r"You must specify exactly one of input_ids or inputs_embeds",
+            r"You have to specify either input_ids or inputs_embeds",
+            r"No columns in the dataset match the model's forward method signature",
+        ),
+        examples=("v5.txt", "v4.txt"),
+    ),
+    Category(
+        id="ragged-batch",
+        title="batches are not padded (no tokenizer or padding collator)",
+        patterns=(
+            r"expected sequence of length \d+ at dim \d+ \(got \d+\)",
+            r"Unable to create tensor, you should probably activate truncation and/or padding",
+            r"all input arrays must have the same shape",
+        ),
+        examples=("v5.txt", "v4.txt"),
+    ),
+    Category(
+        id="label-out-of-range",
+        title="labels outside the classification head (num_labels too small)",
+        patterns=(
+            r"Target -?\d+ is out of bounds",
+            r"Received a label value of -?\d+ which is outside the valid range",
+        ),
+        examples=("v5.txt", "v4.txt"),
+    ),
+)
+
+#: Diagnoses that are not faults of the script's code but of the run itself.
+TIMEOUT = Category(
+    id="timeout",
+    title="the script ran past --timeout and was killed",
+    hint="raise --timeout, or check for a hang (a blocking read, a dead lock, a huge dataset)",
+)
+UNKNOWN = Category(
+    id="unknown",
+    title="a failure autofix has no category for",
+    hint="the key traceback lines are shown; no recipe was tried",
+)
+
+_BY_ID = {c.id: c for c in (*CATEGORIES, TIMEOUT, UNKNOWN)}
+
+
+def get_category(category_id: str) -> Category:
+    """The category with id ``category_id``; raises ``KeyError`` for an unknown id."""
+    return _BY_ID[category_id]
+
+
+def all_categories() -> tuple[Category, ...]:
+    """Every category, the classified ones first, then ``timeout`` and ``unknown``."""
+    return (*CATEGORIES, TIMEOUT, UNKNOWN)
