@@ -1,0 +1,178 @@
+"""The recipe base class, its examples, and how a recipe is applied to source code.
+
+A recipe is a LibCST codemod (``VisitorBasedCodemodCommand``) that fixes one fault
+category. It carries its own examples (Fixit style): ``Example(before, after)`` pairs it
+must produce and ``Example(before)`` code it must leave alone. Library calls are matched
+by qualified name (``QualifiedNameProvider``), so ``from transformers import Trainer as T``
+and ``import transformers as tf; tf.Trainer`` match as well.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import libcst as cst
+from libcst.codemod import CodemodContext, SkipFile, VisitorBasedCodemodCommand
+from libcst.metadata import PositionProvider, QualifiedNameProvider
+
+from autofix.types import Diagnosis, RecipeContext, RecipeOutcome, TrainerFacts
+
+
+@dataclass(frozen=True)
+class Example:
+    """A recipe example: ``after=None`` means the recipe must leave ``before`` unchanged.
+
+    ``versions`` and ``trainers`` stand in for the target environment and probe facts.
+    """
+
+    before: str
+    after: str | None = None
+    versions: dict[str, str] = field(default_factory=lambda: {"transformers": "5.24.0"})
+    trainers: tuple[TrainerFacts, ...] = ()
+
+    def context(self, category: str) -> RecipeContext:
+        """The :class:`RecipeContext` this example runs the recipe with."""
+        return RecipeContext(
+            diagnosis=Diagnosis(category=category, evidence="example"),
+            versions=self.versions,
+            trainers=self.trainers,
+        )
+
+
+class Recipe(VisitorBasedCodemodCommand):
+    """Base of every recipe in ``recipes/``.
+
+    Subclasses set ``id``, ``category``, ``title``, ``examples`` and implement the
+    codemod's ``visit_*``/``leave_*`` methods; they call :meth:`changed` for each edit
+    and raise :class:`NotApplicable` (a ``SkipFile``) when the code has nothing to fix.
+    """
+
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider)
+
+    id: ClassVar[str] = ""
+    category: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    examples: ClassVar[tuple[Example, ...]] = ()
+
+    def __init__(self, context: CodemodContext, recipe_context: RecipeContext) -> None:
+        super().__init__(context)
+        self.rc = recipe_context
+        self.edits: list[str] = []
+        self.first_line = 0
+
+    # -- helpers for subclasses ---------------------------------------------------
+
+    def qualified(self, node: cst.CSTNode) -> set[str]:
+        """Qualified names of ``node`` (e.g. ``{"transformers.Trainer"}``)."""
+        names = self.get_metadata(QualifiedNameProvider, node, set())
+        return {q.name for q in names}
+
+    def is_qualified(self, node: cst.CSTNode, pattern: str) -> bool:
+        """True when a qualified name of ``node`` fully matches regex ``pattern``."""
+        return any(re.fullmatch(pattern, name) for name in self.qualified(node))
+
+    def changed(self, node: cst.CSTNode, description: str) -> None:
+        """Record one edit at ``node`` (its line is reported as the fix's line)."""
+        self.edits.append(description)
+        if not self.first_line:
+            self.first_line = self.get_metadata(PositionProvider, node).start.line
+
+    def summary(self) -> str:
+        """One line describing what the recipe changed (the commit subject)."""
+        return "; ".join(dict.fromkeys(self.edits))
+
+
+class NotApplicable(SkipFile):
+    """Raised by a recipe when the code does not have the shape it fixes."""
+
+
+TRAINER_PATTERN = r"transformers(\.trainer(_seq2seq)?)?\.(Seq2Seq)?Trainer"
+
+
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    """The ``name=`` argument of ``call``, if present."""
+    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name),
+                None)
+
+
+def append_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
+    """``call`` with ``name=value`` added last, following the call's own layout.
+
+    A one-argument-per-line call with a trailing comma gets the new argument on its own
+    line with the same indentation and trailing comma.
+    """
+    args = list(call.args)
+    new = cst.Arg(value=value, keyword=cst.Name(name),
+                  equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                        whitespace_after=cst.SimpleWhitespace("")))
+    if not args:
+        return call.with_changes(args=[new])
+    last = args[-1]
+    if isinstance(last.comma, cst.Comma):  # trailing comma: keep the layout
+        closing = last.comma.whitespace_after
+        before = args[-2].comma if len(args) > 1 else None
+        if isinstance(closing, cst.ParenthesizedWhitespace) and isinstance(before, cst.Comma) \
+                and isinstance(before.whitespace_after, cst.ParenthesizedWhitespace):
+            # last arg keeps its own comment, then breaks to the next argument's indent
+            inner = before.whitespace_after
+            args[-1] = last.with_changes(comma=last.comma.with_changes(
+                whitespace_after=closing.with_changes(indent=inner.indent,
+                                                      last_line=inner.last_line)))
+            new = new.with_changes(comma=last.comma.with_changes(
+                whitespace_after=closing.with_changes(first_line=cst.TrailingWhitespace(),
+                                                      empty_lines=[])))
+        else:
+            args[-1] = last.with_changes(
+                comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            new = new.with_changes(comma=last.comma)
+    else:
+        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    return call.with_changes(args=[*args, new])
+
+
+def replace_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
+    """``call`` with the value of its ``name=`` argument replaced (layout kept)."""
+    return call.with_changes(args=[
+        a.with_changes(value=value) if a.keyword is not None and a.keyword.value == name else a
+        for a in call.args
+    ])
+
+
+def apply_recipe(recipe: type[Recipe], source: str, rc: RecipeContext) -> RecipeOutcome:
+    """Apply ``recipe`` to ``source`` and say what happened.
+
+    Returns ``applied`` with the new source and a summary, ``not_applicable`` with the
+    reason when the recipe raised :class:`NotApplicable` or changed nothing, and
+    ``failed`` when the source does not parse or the recipe produced unparsable code.
+    """
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        return RecipeOutcome.failed(f"the script does not parse: {exc.message}")
+    command = recipe(CodemodContext(), rc)
+    try:
+        new_module = command.transform_module(module)
+    except NotApplicable as exc:
+        return RecipeOutcome.not_applicable(str(exc))
+    except SkipFile as exc:
+        return RecipeOutcome.not_applicable(str(exc) or "skipped")
+    new_source = new_module.code
+    if new_source == source:
+        return RecipeOutcome.not_applicable("the recipe found nothing to change")
+    try:
+        cst.parse_module(new_source)
+    except cst.ParserSyntaxError as exc:  # a recipe bug; never commit it
+        return RecipeOutcome.failed(f"recipe {recipe.id} produced code that does not parse: "
+                                    f"{exc.message}")
+    return RecipeOutcome.applied(new_source, command.summary() or recipe.title,
+                                 command.first_line)
+
+
+def iter_examples(recipes: Iterable[type[Recipe]]) -> Iterable[tuple[type[Recipe], Example]]:
+    """Every (recipe, example) pair, in declaration order (used by the generic tests)."""
+    for recipe in recipes:
+        for example in recipe.examples:
+            yield recipe, example

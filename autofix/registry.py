@@ -1,0 +1,28 @@
+"""Discovers the recipes in the ``recipes`` package (one module, one ``Recipe`` class)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from functools import cache
+
+import recipes
+from autofix.recipe import Recipe
+
+
+@cache
+def all_recipes() -> tuple[type[Recipe], ...]:
+    """Every recipe class defined in a module of ``recipes/``, sorted by module name."""
+    found: list[type[Recipe]] = []
+    for info in sorted(pkgutil.iter_modules(recipes.__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"recipes.{info.name}")
+        for _, obj in inspect.getmembers(module, inspect.isclass):
+            if issubclass(obj, Recipe) and obj is not Recipe and obj.__module__ == module.__name__:
+                found.append(obj)
+    return tuple(found)
+
+
+def recipes_for(category: str) -> tuple[type[Recipe], ...]:
+    """The recipes that fix ``category`` (empty when there is none)."""
+    return tuple(r for r in all_recipes() if r.category == category)
