@@ -1,0 +1,147 @@
+"""The ``autofix`` command line (typer): a thin layer over :func:`autofix.engine.repair`.
+
+Exit codes: 0 fixed or nothing to fix, 1 could not fix, 2 usage or environment error,
+130 interrupted. Errors are mapped to exit codes here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from typer.core import TyperGroup
+
+from autofix.engine import Options, repair
+from autofix.errors import AutofixError
+from autofix.registry import all_recipes
+from autofix.report import ConsoleObserver, error_report, print_summary, write_report
+from autofix.runner import default_python
+from autofix.types import SessionResult, Status
+
+EXIT_FIXED, EXIT_GAVE_UP, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class _DefaultToFix(TyperGroup):
+    """Lets ``autofix train.py ...`` mean ``autofix fix train.py ...``."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # click.Context
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["fix", *args]
+        return super().parse_args(ctx, args)
+
+
+app = typer.Typer(
+    cls=_DefaultToFix,
+    add_completion=False,
+    no_args_is_help=True,
+    help="Repair a Hugging Face training script: run it, diagnose the failure, apply a "
+         "LibCST recipe, commit each fix on a git branch, and rerun until it trains.\n\n"
+         "Usage: autofix SCRIPT.py [OPTIONS] [-- SCRIPT_ARGS...]",
+)
+
+
+def exit_code(result: SessionResult) -> int:
+    """The process exit code for a finished session."""
+    if result.interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_FIXED if result.status in (Status.FIXED, Status.CLEAN) else EXIT_GAVE_UP
+
+
+@app.command("fix")
+def fix(
+    script: Annotated[Path, typer.Argument(help="The training script to repair (.py).")],
+    script_args: Annotated[list[str] | None, typer.Argument(
+        help="Arguments for the script, after --.", show_default=False)] = None,
+    branch: Annotated[str | None, typer.Option(
+        help="Branch for the fixes (default: autofix/<script stem>), made from HEAD.")] = None,
+    python: Annotated[str | None, typer.Option(
+        help="Interpreter of the training environment (default: the one running autofix).")
+    ] = None,
+    timeout: Annotated[float, typer.Option(
+        help="Seconds per run before the script and its children are killed (0: none).",
+        min=0)] = 600.0,
+    max_steps: Annotated[int, typer.Option(
+        help="Stop a healthy Trainer after this many optimizer steps.", min=1)] = 10,
+    full: Annotated[bool, typer.Option(
+        "--full", help="Run the script to its end instead of stopping at --max-steps.")
+    ] = False,
+    max_iterations: Annotated[int, typer.Option(
+        help="Most fixes to try before giving up.", min=1)] = 8,
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="Continue an existing --branch from its tip.")] = False,
+    init: Annotated[bool, typer.Option(
+        "--init", help="Not a git repo: create one with the script as first commit.")
+    ] = False,
+    report: Annotated[Path | None, typer.Option(
+        help="Write a JSON report of the runs and fixes to this path.")] = None,
+) -> None:
+    """Repair SCRIPT on a branch; your files, index and current branch stay untouched."""
+    console = Console(highlight=False)
+    err = Console(stderr=True, highlight=False)
+    if report is not None and not report.parent.is_dir():
+        err.print(f"[bold red]error:[/bold red] --report: {report.parent} is not a directory")
+        raise typer.Exit(EXIT_USAGE)
+    options = Options(
+        script=script, python=python or default_python(), args=tuple(script_args or ()),
+        branch=branch, timeout=timeout or None, max_steps=0 if full else max_steps,
+        max_iterations=max_iterations, resume=resume, init=init,
+    )
+    observer = ConsoleObserver(console, script.name)
+    try:
+        result = repair(options, observer)
+    except AutofixError as exc:
+        observer.close()
+        err.print(f"[bold red]error:[/bold red] {escape(str(exc))}")
+        if exc.hint:
+            err.print(f"  hint: {escape(exc.hint)}")
+        _write(report, error_report(str(exc)), err)
+        raise typer.Exit(EXIT_USAGE) from None
+    observer.close()
+    print_summary(console, result)
+    _write(report, result.to_json(), err)
+    raise typer.Exit(exit_code(result))
+
+
+def _write(path: Path | None, document: dict[str, Any], err: Console) -> None:
+    if path is None:
+        return
+    try:
+        write_report(path, document)
+    except OSError as exc:
+        err.print(f"[bold red]error:[/bold red] cannot write --report {path}: {exc}")
+        raise typer.Exit(EXIT_USAGE) from None
+
+
+def recipes_table() -> Table:
+    """The recipe listing shown by ``autofix recipes`` (generated from the classes)."""
+    table = Table("recipe", "category", "what it does", "module")
+    for recipe in all_recipes():
+        table.add_row(recipe.id, recipe.category, recipe.title, recipe.__module__)
+    return table
+
+
+def recipes_markdown() -> str:
+    """The same listing as a Markdown table (the README's copy is checked against it)."""
+    rows = ["| recipe | category | what it does | module |", "|---|---|---|---|"]
+    rows += [f"| `{r.id}` | `{r.category}` | {r.title} | `{r.__module__}` |"
+             for r in all_recipes()]
+    return "\n".join(rows) + "\n"
+
+
+@app.command("recipes")
+def recipes(
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
+) -> None:
+    """List the fix recipes autofix knows."""
+    if markdown:
+        typer.echo(recipes_markdown(), nl=False)
+    else:
+        Console().print(recipes_table())
+
+
+def main() -> None:  # pragma: no cover - console-script entry
+    app()

@@ -1,0 +1,246 @@
+"""The repair loop: run, diagnose, apply a recipe, commit, run again.
+
+``repair(options, observer)`` is the API the CLI (and batch mode) drive; it returns a
+:class:`SessionResult` and raises :class:`AutofixError` only for usage or environment
+problems found before the first run (bad path, not a repo, bad ``--python``...).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from autofix.diagnosis import diagnose
+from autofix.errors import AutofixError
+from autofix.gitops import FixBranch, open_repo, prepare_branch
+from autofix.probe import losses_finite
+from autofix.recipe import Recipe, apply_recipe
+from autofix.registry import recipes_for
+from autofix.runner import RunSpec, default_python, run_script, target_versions
+from autofix.types import (
+    Diagnosis,
+    FixRecord,
+    RecipeContext,
+    RecipeOutcome,
+    RecipeStatus,
+    RunOutcome,
+    RunRecord,
+    RunResult,
+    SessionResult,
+    Status,
+)
+
+#: Environment for the CPU rerun of a CUDA device-side error (course, chapter 8: "execute
+#: the next steps of the training pipeline on the CPU"; CUDA_LAUNCH_BLOCKING=1 makes CUDA
+#: report synchronously where a GPU is still visible).
+CPU_RERUN_ENV = {"CUDA_VISIBLE_DEVICES": "", "CUDA_LAUNCH_BLOCKING": "1"}
+
+
+@dataclass
+class Options:
+    """What the user asked for; defaults match the CLI's."""
+
+    script: Path
+    python: str = field(default_factory=default_python)
+    args: Sequence[str] = ()
+    branch: str | None = None
+    cwd: Path = field(default_factory=Path.cwd)
+    timeout: float | None = 600.0
+    max_steps: int = 10
+    max_iterations: int = 8
+    resume: bool = False
+    init: bool = False
+
+
+class Observer(Protocol):
+    """Receives progress (the CLI renders it with rich; tests may record it)."""
+
+    def run_started(self, n: int, note: str) -> None: ...
+
+    def output_line(self, line: str) -> None: ...
+
+    def run_finished(self, record: RunRecord, diagnosis: Diagnosis | None) -> None: ...
+
+
+class NullObserver:
+    """An observer that ignores everything."""
+
+    def run_started(self, n: int, note: str) -> None:
+        pass
+
+    def output_line(self, line: str) -> None:
+        pass
+
+    def run_finished(self, record: RunRecord, diagnosis: Diagnosis | None) -> None:
+        pass
+
+
+def check_script(path: Path) -> Path:
+    """The absolute, resolved path of a runnable Python script.
+
+    Raises :class:`AutofixError` for a missing path, a directory, or a file that is not
+    Python source (not ``.py``, or not UTF-8 text).
+    """
+    if not path.exists():
+        raise AutofixError(f"{path}: no such file")
+    if path.is_dir():
+        raise AutofixError(f"{path} is a directory", hint="give the training script's path")
+    if path.suffix != ".py":
+        raise AutofixError(f"{path} is not a Python script (.py)",
+                           hint="autofix repairs Python training scripts")
+    try:
+        path.read_text(encoding="utf-8")
+    except (UnicodeDecodeError, OSError) as exc:
+        raise AutofixError(f"{path} cannot be read as UTF-8 Python source: {exc}") from None
+    return path.resolve()
+
+
+def default_branch(script: Path) -> str:
+    """``autofix/<script stem>``, the branch used when ``--branch`` is not given."""
+    return f"autofix/{script.stem}"
+
+
+def commit_message(recipe: type[Recipe], outcome: RecipeOutcome, diag: Diagnosis, run_n: int,
+                   rel: str) -> str:
+    """The fix commit's message: subject, evidence, recipe summary and trailers."""
+    where = f"{rel}:{diag.line}" if diag.line else rel
+    lines = [f"autofix: {recipe.title}", "", f"Run {run_n} failed with:", f"    {diag.evidence}",
+             f"at {where}" + (f": {diag.line_text.strip()}" if diag.line_text else "")]
+    if diag.via:
+        lines.append(f"(found by rerunning on CPU after {diag.via}: the GPU error pointed at "
+                     "the wrong line)")
+    if diag.details:
+        lines += ["", "Key traceback lines:", *(f"    {d}" for d in diag.details)]
+    lines += ["", f"Change: {outcome.summary}", "",
+              f"Autofix-Category: {diag.category}", f"Autofix-Recipe: {recipe.id}"]
+    if diag.via:
+        lines.append(f"Autofix-Via: {diag.via}")
+    return "\n".join(lines) + "\n"
+
+
+class _Session:
+    def __init__(self, options: Options, observer: Observer) -> None:
+        self.o = options
+        self.observer = observer
+        self.script = check_script(options.script)
+        self.versions = target_versions(options.python)
+        repo = open_repo(self.script, init=options.init)
+        self.branch: FixBranch = prepare_branch(
+            repo, self.script, options.branch or default_branch(self.script), options.resume)
+        self.result = SessionResult(Status.ERROR, self.branch.branch, "not run")
+        self.n = 0
+
+    def run(self, note: str = "", env: dict[str, str] | None = None) -> RunResult:
+        self.n += 1
+        self.observer.run_started(self.n, note)
+        spec = RunSpec(python=self.o.python, script=self.script, cwd=self.o.cwd,
+                       args=self.o.args, timeout=self.o.timeout, max_steps=self.o.max_steps,
+                       env=env or {})
+        return run_script(spec, self.branch.source, self.observer.output_line)
+
+    def record(self, run: RunResult, diag: Diagnosis | None) -> RunRecord:
+        rec = RunRecord(n=self.n, outcome=run.outcome.value,
+                        category=diag.category if diag else "",
+                        evidence=diag.evidence if diag else run.last_line[:200],
+                        seconds=run.seconds)
+        self.result.runs.append(rec)
+        return rec
+
+    def finish(self, status: Status, reason: str, diag: Diagnosis | None = None) -> None:
+        self.result.status = status
+        self.result.reason = reason
+        self.result.last_diagnosis = diag
+
+    def loop(self) -> SessionResult:
+        fixed_place: tuple[str, str, str] | None = None
+        attempts = 0
+        while True:
+            run = self.run()
+            if run.outcome in (RunOutcome.OK, RunOutcome.BUDGET) and losses_finite(run.probe):
+                self.observer.run_finished(self.record(run, None), None)
+                if self.result.fixes:
+                    self.finish(Status.FIXED, f"the script trains after {len(self.result.fixes)}"
+                                              " fix(es)")
+                else:
+                    self.finish(Status.CLEAN, "the script ran without a fault; nothing to fix")
+                return self.result
+            diag = diagnose(run, self.script)
+            if diag.category == "cuda-device-assert":
+                self.observer.run_finished(self.record(run, diag), diag)
+                run = self.run("rerun on CPU with CUDA_VISIBLE_DEVICES=\"\" "
+                               "CUDA_LAUNCH_BLOCKING=1", CPU_RERUN_ENV)
+                if run.outcome in (RunOutcome.OK, RunOutcome.BUDGET):
+                    self.observer.run_finished(self.record(run, None), None)
+                    self.finish(Status.GAVE_UP, "the CUDA error does not reproduce on CPU; "
+                                "no trustworthy traceback to classify", diag)
+                    return self.result
+                diag = dataclasses.replace(diagnose(run, self.script), via=diag.category)
+            rec = self.record(run, diag)
+            if fixed_place is not None and diag.place() == fixed_place:
+                self.observer.run_finished(rec, diag)
+                dropped = self.result.fixes.pop()
+                self.branch.drop_last()
+                self.finish(Status.GAVE_UP, f"recipe {dropped.recipe} did not fix "
+                            f"{diag.category}: the same error at the same place after its "
+                            f"fix; commit {dropped.commit[:8]} was dropped from the branch", diag)
+                return self.result
+            if attempts >= self.o.max_iterations:
+                self.observer.run_finished(rec, diag)
+                self.finish(Status.GAVE_UP, f"stopped after --max-iterations "
+                                            f"{self.o.max_iterations}", diag)
+                return self.result
+            attempts += 1
+            applied = self.apply(run, diag)
+            if applied is None:
+                self.observer.run_finished(rec, diag)
+                return self.result
+            recipe, outcome = applied
+            sha = self.branch.commit_fix(outcome.source,
+                                         commit_message(recipe, outcome, diag, rec.n,
+                                                        self.branch.rel))
+            rec.recipe, rec.commit = recipe.id, sha
+            self.result.fixes.append(FixRecord(diag.category, recipe.id, sha, self.branch.rel,
+                                               outcome.line or diag.line, outcome.summary))
+            self.observer.run_finished(rec, diag)
+            fixed_place = diag.place()
+
+    def apply(self, run: RunResult, diag: Diagnosis) -> tuple[type[Recipe], RecipeOutcome] | None:
+        candidates = recipes_for(diag.category)
+        if not candidates:
+            why = {"unknown": "autofix has no category for this failure",
+                   "timeout": "the script ran past --timeout",
+                   "syntax-error": "the script does not parse"}.get(diag.category,
+                                                                     "no recipe for it")
+            self.finish(Status.GAVE_UP, f"{diag.category}: {why}", diag)
+            return None
+        rc = RecipeContext(diagnosis=diag, versions={**self.versions, **run.probe.versions},
+                           trainers=tuple(run.probe.trainers), script=self.script)
+        reasons = []
+        for recipe in candidates:
+            outcome = apply_recipe(recipe, self.branch.source, rc)
+            if outcome.status is RecipeStatus.APPLIED:
+                return recipe, outcome
+            reasons.append(f"{recipe.id}: {outcome.reason}")
+        self.finish(Status.GAVE_UP, f"{diag.category}: recipe not applicable ("
+                    + "; ".join(reasons) + ")", diag)
+        return None
+
+
+def repair(options: Options, observer: Observer | None = None) -> SessionResult:
+    """Repair ``options.script`` on its branch until it trains or autofix gives up.
+
+    Returns the :class:`SessionResult` (``interrupted`` set after Ctrl-C, with the child
+    killed and the branch as of the last completed commit). Raises :class:`AutofixError`
+    for usage/environment errors found before the first run.
+    """
+    session = _Session(options, observer or NullObserver())
+    try:
+        return session.loop()
+    except KeyboardInterrupt:
+        session.result.interrupted = True
+        session.finish(Status.ERROR, "interrupted by the user; the branch holds the fixes "
+                                     "committed so far")
+        return session.result

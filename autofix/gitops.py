@@ -1,0 +1,213 @@
+"""Git side of autofix (GitPython): commits fixes on a branch, never the user's checkout.
+
+Commits are built with plumbing against a private index file (``GIT_INDEX_FILE``), so the
+user's working tree, index and current branch are never written. The branch ref moves with
+``update-ref NEW OLD`` (compare-and-swap), so a concurrent writer is detected, not
+overwritten, and the branch is consistent after every step, Ctrl-C included.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from io import BytesIO
+from pathlib import Path
+
+import git
+from gitdb import IStream
+
+from autofix.errors import AutofixError
+
+_ZERO = "0" * 40
+#: Identity used when the repository has none configured (git refuses to commit without).
+_FALLBACK_IDENTITY = {"name": "autofix", "email": "autofix@localhost"}
+
+
+def open_repo(script: Path, init: bool = False) -> git.Repo:
+    """The repository holding ``script``; with ``init``, create one with the script as its
+    first commit when there is none.
+
+    Raises :class:`AutofixError` when ``script`` is not in a git work tree (without
+    ``init``) or the repository has no commit yet.
+    """
+    try:
+        repo = git.Repo(script.parent, search_parent_directories=True)
+    except git.InvalidGitRepositoryError:
+        if not init:
+            raise AutofixError(
+                f"{script.parent} is not inside a git repository",
+                hint="autofix commits its fixes on a branch: run `git init` and commit the "
+                     "script, or pass --init to let autofix do it",
+            ) from None
+        repo = git.Repo.init(script.parent)
+        rel = script.relative_to(script.parent).as_posix()
+        repo.index.add([rel])
+        with repo.config_writer() as cw:
+            if not _has_identity(repo):
+                cw.set_value("user", "name", _FALLBACK_IDENTITY["name"])
+                cw.set_value("user", "email", _FALLBACK_IDENTITY["email"])
+        repo.index.commit(f"Add {rel} (autofix --init)")
+        return repo
+    if repo.bare:
+        raise AutofixError(f"{repo.git_dir} is a bare repository; autofix needs a work tree")
+    if not repo.head.is_valid():
+        raise AutofixError(
+            f"the repository at {repo.working_tree_dir} has no commit yet",
+            hint="commit the script first (git add SCRIPT && git commit), then run autofix",
+        )
+    return repo
+
+
+def _has_identity(repo: git.Repo) -> bool:
+    reader = repo.config_reader()
+    return bool(reader.get_value("user", "name", "")) and bool(
+        reader.get_value("user", "email", ""))
+
+
+def validate_branch_name(repo: git.Repo, branch: str) -> None:
+    """Raise :class:`AutofixError` unless ``branch`` is a valid new-branch name."""
+    try:
+        repo.git.check_ref_format("--branch", branch)
+    except git.GitCommandError:
+        raise AutofixError(f"{branch!r} is not a valid branch name") from None
+
+
+@dataclass
+class FixBranch:
+    """The branch autofix writes: created lazily at the first fix, from ``base``.
+
+    ``rel`` is the script's path inside the repository (POSIX). ``source`` is what the
+    next run executes. When the user's file differs from ``base`` (uncommitted changes or
+    an untracked script), the first commit snapshots the file as the user ran it.
+    """
+
+    repo: git.Repo
+    branch: str
+    rel: str
+    base: str
+    source: str
+    tip: str
+    exists: bool
+    snapshot_pending: bool
+    commits: list[str] = field(default_factory=list)
+    resumed: bool = False
+
+    @property
+    def ref(self) -> str:
+        return f"refs/heads/{self.branch}"
+
+    def _env(self, index: str) -> dict[str, str]:
+        env = {"GIT_INDEX_FILE": index}
+        if not _has_identity(self.repo):
+            for role in ("AUTHOR", "COMMITTER"):
+                env[f"GIT_{role}_NAME"] = _FALLBACK_IDENTITY["name"]
+                env[f"GIT_{role}_EMAIL"] = _FALLBACK_IDENTITY["email"]
+        return env
+
+    def _mode(self) -> str:
+        try:
+            blob = self.repo.commit(self.tip).tree / self.rel
+            return f"{blob.mode:o}"
+        except KeyError:
+            return "100644"
+
+    def _commit(self, content: str, message: str) -> str:
+        data = content.encode("utf-8")
+        blob = self.repo.odb.store(IStream(git.Blob.type, len(data), BytesIO(data))).hexsha.decode()
+        with tempfile.TemporaryDirectory(prefix="autofix-index-") as tmp:
+            env = self._env(os.path.join(tmp, "index"))
+            g = self.repo.git
+            g.read_tree(self.tip, env=env)
+            g.update_index("--add", "--cacheinfo", f"{self._mode()},{blob},{self.rel}", env=env)
+            tree = g.write_tree(env=env)
+            sha: str = g.commit_tree(tree, "-p", self.tip, "-m", message, env=env).strip()
+        old = self.tip if self.exists else _ZERO
+        try:
+            self.repo.git.update_ref("-m", "autofix: " + message.splitlines()[0], self.ref,
+                                     sha, old)
+        except git.GitCommandError as exc:
+            raise AutofixError(f"branch {self.branch} moved while autofix was writing it",
+                               hint="another process wrote the branch; rerun with --resume") \
+                from exc
+        self.exists = True
+        self.tip = sha
+        self.commits.append(sha)
+        return sha
+
+    def commit_fix(self, content: str, message: str) -> str:
+        """Commit ``content`` as the script on the branch; returns the fix commit's sha.
+
+        Writes the snapshot commit first when one is pending. Raises
+        :class:`AutofixError` when the branch moved under autofix.
+        """
+        if self.snapshot_pending:
+            self._commit(self.source, f"autofix: snapshot {self.rel} as run (uncommitted "
+                                      "changes)\n\nThe script differs from HEAD; this is the "
+                                      "version autofix ran and fixed.")
+            self.snapshot_pending = False
+        sha = self._commit(content, message)
+        self.source = content
+        return sha
+
+    def drop_last(self) -> None:
+        """Move the branch back past its last fix commit; a branch this session created
+        and that is left with no fix is deleted. The dropped commit stays in the reflog."""
+        dropped = self.commits.pop()
+        parent = self.repo.commit(dropped).parents[0].hexsha
+        self.source = self._read(parent)
+        fixes_left = [c for c in self.commits if not self._is_snapshot(c)]
+        if not fixes_left and not self.resumed:
+            self.repo.git.update_ref("-d", self.ref, dropped)
+            self.exists = False
+            self.snapshot_pending = bool(self.commits)
+            self.commits.clear()
+            self.tip = self.base
+            return
+        self.repo.git.update_ref("-m", "autofix: drop a fix that did not help", self.ref,
+                                 parent, dropped)
+        self.tip = parent
+
+    def _is_snapshot(self, sha: str) -> bool:
+        return str(self.repo.commit(sha).summary).startswith("autofix: snapshot ")
+
+    def _read(self, sha: str) -> str:
+        blob = self.repo.commit(sha).tree / self.rel
+        return str(blob.data_stream.read().decode("utf-8"))
+
+
+def prepare_branch(repo: git.Repo, script: Path, branch: str, resume: bool) -> FixBranch:
+    """Set up the :class:`FixBranch` for ``script`` (an absolute path in ``repo``).
+
+    Raises :class:`AutofixError` when the branch exists without ``resume``, when
+    ``resume`` names a branch that does not exist, or when it is the checked-out branch.
+    """
+    validate_branch_name(repo, branch)
+    workdir = Path(str(repo.working_tree_dir)).resolve()
+    rel = script.resolve().relative_to(workdir).as_posix()
+    current = None if repo.head.is_detached else repo.active_branch.name
+    if branch == current:
+        raise AutofixError(f"--branch {branch} is the branch you have checked out",
+                           hint="autofix never writes your current branch; pick another name")
+    exists = branch in repo.heads
+    user_source = script.read_text(encoding="utf-8")
+    if exists and not resume:
+        raise AutofixError(f"branch {branch} already exists",
+                           hint="pass --resume to continue it, or choose another --branch")
+    if resume:
+        if not exists:
+            raise AutofixError(f"--resume: branch {branch} does not exist")
+        tip = repo.heads[branch].commit.hexsha
+        try:
+            source = str((repo.commit(tip).tree / rel).data_stream.read().decode("utf-8"))
+        except KeyError:
+            raise AutofixError(f"branch {branch} has no {rel}") from None
+        return FixBranch(repo, branch, rel, tip, source, tip, True, False, resumed=True)
+    base = repo.head.commit.hexsha
+    try:
+        head_source: str | None = (repo.head.commit.tree / rel).data_stream.read().decode(
+            "utf-8")
+    except KeyError:
+        head_source = None
+    return FixBranch(repo, branch, rel, base, user_source, base, False,
+                     snapshot_pending=head_source != user_source)
