@@ -66,7 +66,7 @@ CATEGORIES: tuple[Category, ...] = (
             r"CUBLAS_STATUS_\w+",
             r"CUDA error: an illegal memory access",
         ),
-        examples=("sim-v5.txt",),
+        examples=("sim-v5.txt", "sim-v4.txt"),
     ),
     Category(
         id="raw-dataset",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
+import git
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -99,6 +100,11 @@ def fix(
         if exc.hint:
             err.print(f"  hint: {escape(exc.hint)}")
         _write(report, error_report(str(exc)), err)
+        raise typer.Exit(EXIT_USAGE) from None
+    except git.GitCommandError as exc:
+        observer.close()
+        err.print(f"[bold red]error:[/bold red] git failed: {escape(str(exc))}")
+        _write(report, error_report(f"git failed: {exc}"), err)
         raise typer.Exit(EXIT_USAGE) from None
     observer.close()
     print_summary(console, result)

@@ -184,7 +184,11 @@ def prepare_branch(repo: git.Repo, script: Path, branch: str, resume: bool) -> F
     """
     validate_branch_name(repo, branch)
     workdir = Path(str(repo.working_tree_dir)).resolve()
-    rel = script.resolve().relative_to(workdir).as_posix()
+    try:
+        rel = script.resolve().relative_to(workdir).as_posix()
+    except ValueError:
+        raise AutofixError(f"{script} resolves outside the work tree {workdir}",
+                           hint="run autofix on the file inside the repository") from None
     current = None if repo.head.is_detached else repo.active_branch.name
     if branch == current:
         raise AutofixError(f"--branch {branch} is the branch you have checked out",

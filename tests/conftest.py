@@ -1,0 +1,97 @@
+"""Shared fixtures: scratch git repos, the two training environments, offline settings."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import git
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_scripts"
+TEST_SCRIPTS = Path(__file__).resolve().parent / "scripts"
+V4_PYTHON = ROOT / ".venv-v4" / "bin" / "python"
+AUTOFIX = [sys.executable, "-m", "autofix"]
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing in the tests may reach the Hugging Face Hub."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture
+def v4_python() -> str:
+    """The transformers 4.57 environment built by scripts/setup.sh (required, not skipped)."""
+    if not V4_PYTHON.exists():
+        pytest.fail(f"{V4_PYTHON} is missing: run scripts/setup.sh (the test command does)")
+    return str(V4_PYTHON)
+
+
+def make_repo(path: Path, files: dict[str, str | Path]) -> git.Repo:
+    """A git repo at ``path`` whose first commit holds ``files`` (text, or a path to copy;
+    a directory path is copied whole)."""
+    path.mkdir(parents=True, exist_ok=True)
+    for name, content in files.items():
+        target = path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, Path):
+            if content.is_dir():
+                shutil.copytree(content, target)
+            else:
+                shutil.copy(content, target)
+        else:
+            target.write_text(content, encoding="utf-8")
+    repo = git.Repo.init(path, initial_branch="main")
+    with repo.config_writer() as cw:
+        cw.set_value("user", "name", "Test User")
+        cw.set_value("user", "email", "test@example.com")
+    repo.git.add(A=True)
+    repo.index.commit("initial")
+    return repo
+
+
+@pytest.fixture
+def scratch_repo(tmp_path: Path) -> Callable[[dict[str, str | Path]], git.Repo]:
+    """Factory: ``scratch_repo({"train.py": "..."})`` -> a committed repo in tmp_path."""
+    return lambda files: make_repo(tmp_path / "repo", files)
+
+
+def snapshot(repo: git.Repo) -> dict[str, object]:
+    """What must not change: HEAD, the current branch, the index, every work-tree file."""
+    root = Path(str(repo.working_tree_dir))
+    files = {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts
+    }
+    index = (Path(repo.git_dir) / "index").read_bytes()
+    return {"head": repo.head.commit.hexsha, "branch": repo.active_branch.name,
+            "index": index, "files": files}
+
+
+def run_autofix(args: list[str], cwd: Path, timeout: float = 600,
+                env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the real ``autofix`` CLI in a subprocess (stdin closed), output captured."""
+    return subprocess.run(
+        [*AUTOFIX, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+        stdin=subprocess.DEVNULL, env={**os.environ, "COLUMNS": "200", **(env or {})},
+    )
+
+
+def trailers(repo: git.Repo, branch: str, base: str) -> list[str]:
+    """``Autofix-Category`` of each commit on ``branch`` after ``base``, oldest first."""
+    out = []
+    for commit in reversed(list(repo.iter_commits(f"{base}..{branch}"))):
+        msg = str(commit.message)
+        cat = [ln.split(":", 1)[1].strip() for ln in msg.splitlines()
+               if ln.startswith("Autofix-Category:")]
+        out.append(cat[0] if cat else "")
+    return out

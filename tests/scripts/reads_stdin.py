@@ -1,0 +1,3 @@
+"""Asks a question on standard input, as some course scripts do."""
+answer = input("How many epochs? ")
+print("epochs:", answer)

@@ -1,0 +1,91 @@
+"""Category registry: every saved real traceback is classified as its category."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from autofix.categories import CATEGORIES, EXAMPLES_DIR, all_categories
+from autofix.diagnosis import classify, diagnose
+from autofix.traceback_text import parse_traceback
+from autofix.types import ProbeReport, RunOutcome, RunResult
+
+EXAMPLES = [(c, p) for c in CATEGORIES for p in c.example_paths()]
+REQUIRED = {"raw-dataset", "ragged-batch", "label-out-of-range", "cuda-device-assert",
+            "syntax-error", "timeout", "unknown"}
+
+
+def test_required_categories_exist() -> None:
+    assert REQUIRED <= {c.id for c in all_categories()}
+
+
+def test_every_example_file_is_declared() -> None:
+    on_disk = {p for p in EXAMPLES_DIR.rglob("*.txt")}
+    declared = {p for _, p in EXAMPLES}
+    assert on_disk == declared
+
+
+@pytest.mark.parametrize(("category", "path"), EXAMPLES,
+                         ids=[f"{c.id}/{p.name}" for c, p in EXAMPLES])
+def test_real_example_is_classified(category: object, path: Path) -> None:
+    exc = parse_traceback(path.read_text(encoding="utf-8"))
+    assert exc is not None, f"no traceback parsed from {path}"
+    assert classify(exc).id == category.id  # type: ignore[attr-defined]
+
+
+def test_pt_faults_have_v5_and_v4_examples() -> None:
+    for cid in ("raw-dataset", "ragged-batch", "label-out-of-range"):
+        names = {p.name for c, p in EXAMPLES if c.id == cid}
+        assert {"v5.txt", "v4.txt"} <= names, cid
+
+
+TB = '''noise before
+Traceback (most recent call last):
+  File "/u/train.py", line 12, in <module>
+    main()
+  File "/u/train.py", line 9, in main
+    x = [1][3]
+IndexError: list index out of range
+'''
+
+
+def test_parse_traceback_frames_and_message() -> None:
+    exc = parse_traceback(TB)
+    assert exc is not None
+    assert exc.type == "IndexError"
+    assert exc.message == "list index out of range"
+    assert [(f.line, f.function, f.text) for f in exc.frames] == [
+        (12, "<module>", "main()"), (9, "main", "x = [1][3]")]
+
+
+def test_parse_chained_traceback_keeps_cause() -> None:
+    text = TB + "\nThe above exception was the direct cause of the following exception:\n\n" + \
+        TB.replace("IndexError: list index out of range", "RuntimeError: wrapped")
+    exc = parse_traceback(text)
+    assert exc is not None and exc.type == "RuntimeError"
+    assert [c.type for c in exc.chain] == ["IndexError"]
+
+
+def test_unknown_failure_keeps_key_lines(tmp_path: Path) -> None:
+    script = Path("/u/train.py")
+    run = RunResult(RunOutcome.FAILED, 1, 1.0, TB, len(TB), ProbeReport())
+    diag = diagnose(run, script)
+    assert diag.category == "unknown"
+    assert diag.evidence == "IndexError: list index out of range"
+    assert diag.line == 9 and diag.line_text == "x = [1][3]"
+    assert diag.details[-1] == "IndexError: list index out of range"
+    assert "train.py:12 in <module>: main()" in diag.details
+
+
+def test_no_traceback_at_all_is_unknown_with_last_line() -> None:
+    run = RunResult(RunOutcome.FAILED, 3, 1.0, "working\nSegmentation fault\n", 30,
+                    ProbeReport())
+    diag = diagnose(run, Path("/u/train.py"))
+    assert diag.category == "unknown"
+    assert "exit code 3" in diag.evidence and "Segmentation fault" in diag.evidence
+
+
+def test_timeout_diagnosis() -> None:
+    run = RunResult(RunOutcome.TIMEOUT, -15, 30.0, "step 3\n", 7, ProbeReport())
+    assert diagnose(run, Path("/u/train.py")).category == "timeout"

@@ -1,0 +1,134 @@
+"""End to end through the real torch / transformers / datasets stack on CPU.
+
+The course's PyTorch MNLI script (three faults) is repaired in a throwaway git repo, once
+with transformers 5.x (this environment) and once with 4.57 (``.venv-v4`` via --python);
+the branch must hold exactly the three fixes, the checkout must be untouched, and the
+branch's script must train.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import git
+import pytest
+
+from .conftest import SAMPLES, TEST_SCRIPTS, run_autofix, snapshot, trailers
+
+Repo = Callable[[dict[str, str | Path]], git.Repo]
+pytestmark = pytest.mark.e2e
+COURSE_FAULTS = ["raw-dataset", "ragged-batch", "label-out-of-range"]
+
+
+def repair_sample(scratch_repo: Repo, python: str) -> tuple[git.Repo, dict[str, object]]:
+    repo = scratch_repo({"course_pt_mnli.py": SAMPLES / "course_pt_mnli.py",
+                         "data": SAMPLES / "data"})
+    root = Path(str(repo.working_tree_dir))
+    before = snapshot(repo)
+    done = run_autofix(["course_pt_mnli.py", "--branch", "fixes", "--python", python,
+                        "--max-steps", "3", "--report", "../report.json"], root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert snapshot(repo) == before
+    report = json.loads((root.parent / "report.json").read_text())
+    return repo, report
+
+
+def train_branch(repo: git.Repo, python: str) -> subprocess.CompletedProcess[str]:
+    """Check the branch out in a separate worktree and run its script to the end."""
+    root = Path(str(repo.working_tree_dir))
+    tree = root.parent / "branch"
+    repo.git.worktree("add", str(tree), "fixes")
+    return subprocess.run([python, "course_pt_mnli.py"], cwd=tree, capture_output=True,
+                          text=True, timeout=900, stdin=subprocess.DEVNULL)
+
+
+def check_fixed_sample(repo: git.Repo, report: dict[str, object], version_arg: str) -> None:
+    assert trailers(repo, "fixes", "main") == COURSE_FAULTS
+    assert report["status"] == "fixed" and report["branch"] == "fixes"
+    fixes = report["fixes"]
+    assert isinstance(fixes, list)
+    assert [f["category"] for f in fixes] == COURSE_FAULTS
+    source = (repo.commit("fixes").tree / "course_pt_mnli.py").data_stream.read().decode()
+    assert 'train_dataset=tokenized_datasets["train"]' in source
+    assert 'eval_dataset=tokenized_datasets["validation_matched"]' in source
+    assert f"{version_arg}=tokenizer" in source
+    assert "from_pretrained(model_checkpoint, num_labels=3)" in source
+    runs = report["runs"]
+    assert isinstance(runs, list)
+    assert [r["outcome"] for r in runs] == ["failed", "failed", "failed", "budget"]
+    message = str(repo.commit("fixes").message)
+    assert "IndexError: Target 2 is out of bounds." in message
+    assert "Autofix-Recipe: label-out-of-range" in message
+
+
+def final_losses(output: str) -> list[float]:
+    return [float(x) for x in re.findall(r"'(?:train_)?loss': '?([0-9.eE+-]+|nan)", output)]
+
+
+def test_course_script_transformers_5(scratch_repo: Repo) -> None:
+    repo, report = repair_sample(scratch_repo, sys.executable)
+    check_fixed_sample(repo, report, "processing_class")
+    done = train_branch(repo, sys.executable)
+    assert done.returncode == 0, done.stderr[-3000:]
+    losses = final_losses(done.stdout + done.stderr)
+    assert losses and all(math.isfinite(x) for x in losses)
+
+
+def test_course_script_transformers_4_57(scratch_repo: Repo, v4_python: str) -> None:
+    versions = subprocess.run([v4_python, "-c", "import transformers; print("
+                               "transformers.__version__)"], capture_output=True, text=True)
+    assert versions.stdout.startswith("4.57"), versions
+    repo, report = repair_sample(scratch_repo, v4_python)
+    # 4.57 accepts processing_class= too (added in 4.46); the recipe picks it by version
+    check_fixed_sample(repo, report, "processing_class")
+    done = train_branch(repo, v4_python)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_cuda_assert_is_rerun_on_cpu_and_fixed(scratch_repo: Repo) -> None:
+    repo = scratch_repo({"train.py": TEST_SCRIPTS / "cuda_assert_sim.py",
+                         "data": SAMPLES / "data"})
+    root = Path(str(repo.working_tree_dir))
+    done = run_autofix(["train.py", "--branch", "fixes", "--max-steps", "2",
+                        "--report", "../report.json"], root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((root.parent / "report.json").read_text())
+    runs = report["runs"]
+    assert runs[0]["category"] == "cuda-device-assert"
+    assert "device-side assert triggered" in runs[0]["evidence"]
+    assert runs[1]["category"] == "label-out-of-range"
+    assert runs[1]["evidence"] == "IndexError: Target 2 is out of bounds."
+    assert runs[-1]["outcome"] == "budget"
+    assert trailers(repo, "fixes", "main") == ["label-out-of-range"]
+    message = str(repo.commit("fixes").message)
+    assert "Autofix-Via: cuda-device-assert" in message
+
+
+def test_same_fault_after_fix_drops_the_commit(scratch_repo: Repo) -> None:
+    """A head replaced by hand after from_pretrained: num_labels=3 cannot help."""
+    source = (SAMPLES / "course_pt_mnli.py").read_text()
+    source = source.replace('train_dataset=raw_datasets["train"]',
+                            'train_dataset=tokenized_datasets["train"]')
+    source = source.replace('eval_dataset=raw_datasets["validation_matched"]',
+                            'eval_dataset=tokenized_datasets["validation_matched"],\n'
+                            '    processing_class=tokenizer')
+    source = source.replace("\nargs = TrainingArguments(",
+                            "\nimport torch\n\nmodel.classifier = torch.nn.Linear("
+                            "model.config.hidden_size, 2)\nmodel.num_labels = 2\n"
+                            "args = TrainingArguments(")
+    repo = scratch_repo({"train.py": source, "data": SAMPLES / "data"})
+    root = Path(str(repo.working_tree_dir))
+    done = run_autofix(["train.py", "--branch", "fixes", "--report", "../report.json"], root)
+    assert done.returncode == 1, done.stdout + done.stderr
+    report = json.loads((root.parent / "report.json").read_text())
+    assert report["status"] == "gave_up"
+    assert "dropped" in report["reason"] and "label-out-of-range" in report["reason"]
+    assert report["fixes"] == []
+    assert [r["category"] for r in report["runs"]] == ["label-out-of-range"] * 2
+    assert "fixes" not in repo.heads

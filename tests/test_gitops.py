@@ -1,0 +1,101 @@
+"""The branch writer: fixes land on the branch only; the user's checkout is untouched."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import git
+import pytest
+
+from autofix.errors import AutofixError
+from autofix.gitops import open_repo, prepare_branch
+
+from .conftest import snapshot
+
+Repo = Callable[[dict[str, str | Path]], git.Repo]
+
+
+def test_commit_fix_touches_only_the_branch(scratch_repo: Repo) -> None:
+    repo = scratch_repo({"train.py": "a = 1\n", "other.txt": "keep\n"})
+    before = snapshot(repo)
+    script = Path(str(repo.working_tree_dir)) / "train.py"
+    fb = prepare_branch(repo, script, "fixes", resume=False)
+    assert "fixes" not in repo.heads  # created lazily, at the first fix
+    sha = fb.commit_fix("a = 2\n", "autofix: x\n\nAutofix-Category: c\n")
+    assert snapshot(repo) == before
+    assert repo.heads["fixes"].commit.hexsha == sha
+    commit = repo.commit(sha)
+    assert commit.parents[0].hexsha == before["head"]
+    assert (commit.tree / "train.py").data_stream.read() == b"a = 2\n"
+    assert (commit.tree / "other.txt").data_stream.read() == b"keep\n"
+    assert commit.author.email == "test@example.com"
+
+
+def test_uncommitted_changes_are_snapshotted_first(scratch_repo: Repo) -> None:
+    repo = scratch_repo({"train.py": "a = 1\n"})
+    script = Path(str(repo.working_tree_dir)) / "train.py"
+    script.write_text("a = 1  # edited, not committed\n")
+    before = snapshot(repo)
+    fb = prepare_branch(repo, script, "fixes", resume=False)
+    assert fb.source == "a = 1  # edited, not committed\n"
+    fb.commit_fix("a = 3\n", "autofix: y")
+    assert snapshot(repo) == before
+    fix, snap = list(repo.iter_commits("fixes", max_count=2))
+    assert snap.summary.startswith("autofix: snapshot train.py")
+    assert (snap.tree / "train.py").data_stream.read() == b"a = 1  # edited, not committed\n"
+    assert (fix.tree / "train.py").data_stream.read() == b"a = 3\n"
+
+
+def test_drop_last_deletes_a_branch_left_without_fixes(scratch_repo: Repo) -> None:
+    repo = scratch_repo({"train.py": "a = 1\n"})
+    script = Path(str(repo.working_tree_dir)) / "train.py"
+    fb = prepare_branch(repo, script, "fixes", resume=False)
+    first = fb.commit_fix("a = 2\n", "autofix: one")
+    fb.commit_fix("a = 3\n", "autofix: two")
+    fb.drop_last()
+    assert repo.heads["fixes"].commit.hexsha == first
+    assert fb.source == "a = 2\n"
+    fb.drop_last()
+    assert "fixes" not in repo.heads
+
+
+def test_existing_branch_needs_resume(scratch_repo: Repo) -> None:
+    repo = scratch_repo({"train.py": "a = 1\n"})
+    script = Path(str(repo.working_tree_dir)) / "train.py"
+    prepare_branch(repo, script, "fixes", resume=False).commit_fix("a = 2\n", "autofix: one")
+    with pytest.raises(AutofixError, match="already exists"):
+        prepare_branch(repo, script, "fixes", resume=False)
+    fb = prepare_branch(repo, script, "fixes", resume=True)
+    assert fb.source == "a = 2\n"
+    fb.commit_fix("a = 3\n", "autofix: two")
+    assert len(list(repo.iter_commits("main..fixes"))) == 2
+
+
+@pytest.mark.parametrize("name", ["main", "bad..name", "-x"])
+def test_branch_name_checks(scratch_repo: Repo, name: str) -> None:
+    repo = scratch_repo({"train.py": "a = 1\n"})
+    script = Path(str(repo.working_tree_dir)) / "train.py"
+    with pytest.raises(AutofixError):
+        prepare_branch(repo, script, name, resume=False)
+
+
+def test_concurrent_move_is_detected(scratch_repo: Repo) -> None:
+    repo = scratch_repo({"train.py": "a = 1\n"})
+    script = Path(str(repo.working_tree_dir)) / "train.py"
+    fb = prepare_branch(repo, script, "fixes", resume=False)
+    fb.commit_fix("a = 2\n", "autofix: one")
+    repo.git.update_ref("refs/heads/fixes", "main")  # someone else moves the branch
+    with pytest.raises(AutofixError, match="moved"):
+        fb.commit_fix("a = 3\n", "autofix: two")
+
+
+def test_not_a_repo_and_init(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text("a = 1\n")
+    with pytest.raises(AutofixError, match="not inside a git repository"):
+        open_repo(script)
+    repo = open_repo(script, init=True)
+    assert [p for p, _ in repo.index.entries] == ["train.py"]
+    assert (repo.head.commit.tree / "train.py").data_stream.read() == b"a = 1\n"
+    assert not repo.is_dirty(untracked_files=True)
