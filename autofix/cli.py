@@ -6,6 +6,8 @@ Exit codes: 0 fixed or nothing to fix, 1 could not fix, 2 usage or environment e
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -30,7 +32,7 @@ class _DefaultToFix(TyperGroup):
     """Lets ``autofix train.py ...`` mean ``autofix fix train.py ...``."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # click.Context
-        if args and args[0] not in self.commands and not args[0].startswith("-"):
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
             args = ["fix", *args]
         return super().parse_args(ctx, args)
 
@@ -66,7 +68,8 @@ def fix(
         help="Seconds per run before the script and its children are killed (0: none).",
         min=0)] = 600.0,
     max_steps: Annotated[int, typer.Option(
-        help="Stop a healthy Trainer after this many optimizer steps.", min=1)] = 10,
+        help="Stop healthy training after this many optimizer steps (a stalled loss is "
+             "judged from step 40 on).", min=1)] = 60,
     full: Annotated[bool, typer.Option(
         "--full", help="Run the script to its end instead of stopping at --max-steps.")
     ] = False,
@@ -83,8 +86,9 @@ def fix(
     """Repair SCRIPT on a branch; your files, index and current branch stay untouched."""
     console = Console(highlight=False)
     err = Console(stderr=True, highlight=False)
-    if report is not None and not report.parent.is_dir():
-        err.print(f"[bold red]error:[/bold red] --report: {report.parent} is not a directory")
+    problem = _report_problem(report)
+    if problem:
+        err.print(f"[bold red]error:[/bold red] --report {report}: {problem}")
         raise typer.Exit(EXIT_USAGE)
     options = Options(
         script=script, python=python or default_python(), args=tuple(script_args or ()),
@@ -92,6 +96,8 @@ def fix(
         max_iterations=max_iterations, resume=resume, init=init,
     )
     observer = ConsoleObserver(console, script.name)
+    for sig in (signal.SIGTERM, signal.SIGHUP):  # closing the terminal, a CI timeout
+        signal.signal(sig, _interrupt)
     try:
         result = repair(options, observer)
     except AutofixError as exc:
@@ -110,6 +116,24 @@ def fix(
     print_summary(console, result)
     _write(report, result.to_json(), err)
     raise typer.Exit(exit_code(result))
+
+
+def _report_problem(path: Path | None) -> str:
+    """Why ``--report PATH`` could not be written, checked before any run ("" if fine)."""
+    if path is None:
+        return ""
+    if path.is_dir():
+        return "is a directory"
+    if not path.parent.is_dir():
+        return f"{path.parent} is not a directory"
+    if not os.access(path if path.exists() else path.parent, os.W_OK):
+        return "not writable"
+    return ""
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM/SIGHUP end autofix like Ctrl-C: the child's process group is killed first."""
+    raise KeyboardInterrupt
 
 
 def _write(path: Path | None, document: dict[str, Any], err: Console) -> None:

@@ -66,11 +66,27 @@ def _has_identity(repo: git.Repo) -> bool:
 
 
 def validate_branch_name(repo: git.Repo, branch: str) -> None:
-    """Raise :class:`AutofixError` unless ``branch`` is a valid new-branch name."""
+    """Raise :class:`AutofixError` unless ``branch`` can name autofix's branch: a valid
+    name that is not ``@``/``HEAD``, no tag's name, and no file/folder clash with an
+    existing branch (``autofix`` next to ``autofix/train``)."""
+    hint = "choose another --branch"
     try:
         repo.git.check_ref_format("--branch", branch)
     except git.GitCommandError:
-        raise AutofixError(f"{branch!r} is not a valid branch name") from None
+        raise AutofixError(f"{branch!r} is not a valid branch name", hint=hint) from None
+    if branch in ("@", "HEAD") or branch in repo.tags:
+        raise AutofixError(f"{branch!r} would be ambiguous with HEAD or a tag", hint=hint)
+    for head in repo.heads:
+        if branch.startswith(head.name + "/") or head.name.startswith(branch + "/"):
+            raise AutofixError(f"branch {branch!r} clashes with the existing branch "
+                               f"{head.name!r} (git cannot hold both)", hint=hint)
+
+
+def checked_out_branches(repo: git.Repo) -> set[str]:
+    """Branches checked out in any worktree of ``repo`` (the main one and linked ones)."""
+    out = repo.git.worktree("list", "--porcelain")
+    return {line.split(" ", 1)[1].removeprefix("refs/heads/")
+            for line in out.splitlines() if line.startswith("branch ")}
 
 
 @dataclass
@@ -189,12 +205,12 @@ def prepare_branch(repo: git.Repo, script: Path, branch: str, resume: bool) -> F
     except ValueError:
         raise AutofixError(f"{script} resolves outside the work tree {workdir}",
                            hint="run autofix on the file inside the repository") from None
-    current = None if repo.head.is_detached else repo.active_branch.name
-    if branch == current:
-        raise AutofixError(f"--branch {branch} is the branch you have checked out",
-                           hint="autofix never writes your current branch; pick another name")
+    if branch in checked_out_branches(repo):
+        raise AutofixError(f"--branch {branch} is checked out in a worktree",
+                           hint="autofix never writes a checked-out branch; pick another name "
+                                "or check the branch out nowhere")
     exists = branch in repo.heads
-    user_source = script.read_text(encoding="utf-8")
+    user_source = script.read_bytes().decode("utf-8")  # CRLF kept, as git stores it
     if exists and not resume:
         raise AutofixError(f"branch {branch} already exists",
                            hint="pass --resume to continue it, or choose another --branch")

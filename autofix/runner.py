@@ -54,7 +54,7 @@ class RunSpec:
     cwd: Path
     args: Sequence[str] = ()
     timeout: float | None = 600.0
-    max_steps: int = 10
+    max_steps: int = 60
     env: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -117,20 +117,27 @@ class _OutputPump(threading.Thread):
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the child's process group, then SIGKILL whatever is left after a grace."""
+    """SIGTERM the child's process group, then SIGKILL whatever is left after a grace.
+
+    A second Ctrl-C during the grace cuts it short: the group is still SIGKILLed before
+    the interrupt propagates, so no child outlives autofix.
+    """
+    interrupted = False
     try:
         os.killpg(proc.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    try:
         proc.wait(timeout=KILL_GRACE_SECONDS)
-    except subprocess.TimeoutExpired:
+    except (ProcessLookupError, subprocess.TimeoutExpired):
         pass
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait()
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+    if interrupted:
+        raise KeyboardInterrupt
 
 
 def run_script(
@@ -144,7 +151,7 @@ def run_script(
     """
     with tempfile.TemporaryDirectory(prefix="autofix-run-") as tmp:
         patched = Path(tmp) / spec.script.name
-        patched.write_text(source, encoding="utf-8")
+        patched.write_bytes(source.encode("utf-8"))  # line endings kept as they are
         probe_file = Path(tmp) / "probe.jsonl"
         env = {**os.environ, **spec.env}
         env["AUTOFIX_PROBE_FILE"] = str(probe_file)

@@ -157,3 +157,40 @@ def test_recipes_command_lists_recipes() -> None:
     done = subprocess.run([*AUTOFIX, "recipes", "--markdown"], capture_output=True, text=True,
                           check=True)
     assert "| `raw-dataset` |" in done.stdout
+
+
+def test_sigterm_kills_the_child_too(scratch_repo: Repo) -> None:
+    repo = scratch_repo({"hang.py": TEST_SCRIPTS / "hang_with_child.py"})
+    pid_file = workdir(repo).parent / "pid"
+    proc = subprocess.Popen([*AUTOFIX, "hang.py", "--", str(pid_file)], cwd=workdir(repo),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    time.sleep(0.2)
+    assert not alive(int(pid_file.read_text()))
+
+
+def test_report_path_is_checked_before_any_run(scratch_repo: Repo) -> None:
+    repo = scratch_repo({"clean.py": TEST_SCRIPTS / "clean.py"})
+    done = run_autofix(["clean.py", "--report", str(workdir(repo))], workdir(repo))
+    assert done.returncode == 2
+    assert "is a directory" in done.stderr
+    assert "run 1" not in done.stdout
+
+
+def test_default_branch_name_is_made_valid(scratch_repo: Repo) -> None:
+    repo = scratch_repo({"my script.py": "raise ValueError('x')\n"})
+    done = run_autofix(["my script.py", "--report", "../r.json"], workdir(repo))
+    assert done.returncode == 1  # unknown failure, but no branch-name error
+    assert json.loads((workdir(repo).parent / "r.json").read_text())["status"] == "gave_up"
+
+
+def test_options_may_come_before_the_script(scratch_repo: Repo) -> None:
+    repo = scratch_repo({"clean.py": TEST_SCRIPTS / "clean.py"})
+    done = run_autofix(["--branch", "zz", "clean.py"], workdir(repo))
+    assert done.returncode == 0, done.stderr

@@ -99,3 +99,31 @@ def test_not_a_repo_and_init(tmp_path: Path) -> None:
     assert [p for p, _ in repo.index.entries] == ["train.py"]
     assert (repo.head.commit.tree / "train.py").data_stream.read() == b"a = 1\n"
     assert not repo.is_dirty(untracked_files=True)
+
+
+def test_branch_checked_out_in_another_worktree_is_refused(scratch_repo: Repo,
+                                                           tmp_path: Path) -> None:
+    repo = scratch_repo({"train.py": "a = 1\n"})
+    script = Path(str(repo.working_tree_dir)) / "train.py"
+    prepare_branch(repo, script, "fixes", resume=False).commit_fix("a = 2\n", "autofix: one")
+    repo.git.worktree("add", str(tmp_path / "review"), "fixes")
+    with pytest.raises(AutofixError, match="checked out"):
+        prepare_branch(repo, script, "fixes", resume=True)
+
+
+def test_crlf_script_is_not_snapshotted(scratch_repo: Repo) -> None:
+    repo = scratch_repo({"train.py": "a = 1\r\nb = 2\r\n"})
+    script = Path(str(repo.working_tree_dir)) / "train.py"
+    fb = prepare_branch(repo, script, "fixes", resume=False)
+    assert not fb.snapshot_pending
+    assert fb.source == "a = 1\r\nb = 2\r\n"
+
+
+def test_branch_clashing_with_an_existing_one(scratch_repo: Repo) -> None:
+    repo = scratch_repo({"train.py": "a = 1\n"})
+    repo.create_head("autofix")
+    script = Path(str(repo.working_tree_dir)) / "train.py"
+    with pytest.raises(AutofixError, match="clashes with the existing branch 'autofix'"):
+        prepare_branch(repo, script, "autofix/train", resume=False)
+    with pytest.raises(AutofixError, match="ambiguous"):
+        prepare_branch(repo, script, "@", resume=False)
