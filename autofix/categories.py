@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 EXAMPLES_DIR = Path(__file__).parent / "examples"
+#: Learning rates at or above this are too high to fine-tune a pretrained transformer: the
+#: HF course (chapter 8) advises 1e-5 to 1e-4; 1e-3 is Adam's and Keras' "adam" default.
+LR_TOO_HIGH = 1e-3
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,17 @@ class Category:
             return bool(self.types)
         text = f"{exc_type}: {message}"
         return any(p.search(text) for p in self.compiled)
+
+    def matching_line(self, message: str) -> str:
+        """The first line of ``message`` a pattern matches ("" when none does).
+
+        TensorFlow wraps the real error deep in a long message ("Graph execution error:
+        ... Received a label value of 2 ..."); this is the line worth quoting.
+        """
+        for line in message.splitlines():
+            if any(p.search(line) for p in self.compiled):
+                return line.strip()
+        return ""
 
     def example_paths(self) -> list[Path]:
         """The saved example tracebacks of this category."""
@@ -86,7 +100,25 @@ CATEGORIES: tuple[Category, ...] = (
             r"Unable to create tensor, you should probably activate truncation and/or padding",
             r"all input arrays must have the same shape",
         ),
-        examples=("v5.txt", "v4.txt"),
+        examples=("v5.txt", "v4.txt", "v4-tf.txt"),
+    ),
+    Category(
+        id="label-column-name",
+        title="the label column is asked for under the wrong name (label / labels)",
+        patterns=(
+            r"Column \w+ not found in dataset",
+            r"got an unexpected keyword argument 'label'",
+        ),
+        examples=("v4-tf.txt",),
+    ),
+    Category(
+        id="keras-labels-in-dict",
+        title="labels inside the Keras input dict while compile(loss=...) expects them apart",
+        patterns=(
+            r"No gradients provided for any variable",
+            r"Could not find label column\(s\) in input dict",
+        ),
+        examples=("v4-tf.txt",),
     ),
     Category(
         id="label-out-of-range",
@@ -95,7 +127,35 @@ CATEGORIES: tuple[Category, ...] = (
             r"Target -?\d+ is out of bounds",
             r"Received a label value of -?\d+ which is outside the valid range",
         ),
-        examples=("v5.txt", "v4.txt"),
+        examples=("v5.txt", "v4.txt", "v4-tf.txt"),
+    ),
+)
+
+#: Training symptoms, confirmed by the probe while the script trains (no traceback).
+SYMPTOMS: tuple[Category, ...] = (
+    Category(
+        id="nan-loss",
+        title="the loss became NaN or infinite",
+        hint="the evidence names the first non-finite step and the samples of that batch",
+    ),
+    Category(
+        id="stalled-loss",
+        title="the loss stays near the chance level ln(C) or stops falling",
+        hint="autofix knows two root causes: a string Keras loss on logits and a learning "
+             "rate of 1e-3 or more",
+    ),
+)
+
+#: Root causes of a symptom: they have recipes but no traceback of their own.
+ROOT_CAUSES: tuple[Category, ...] = (
+    Category(
+        id="keras-string-loss",
+        title="a Keras loss given as a string (from_logits=False) on a model that outputs "
+              "logits",
+    ),
+    Category(
+        id="lr-too-high",
+        title="a learning rate of 1e-3 or more on a pretrained transformer",
     ),
 )
 
@@ -111,7 +171,7 @@ UNKNOWN = Category(
     hint="the key traceback lines are shown; no recipe was tried",
 )
 
-_BY_ID = {c.id: c for c in (*CATEGORIES, TIMEOUT, UNKNOWN)}
+_BY_ID = {c.id: c for c in (*CATEGORIES, *SYMPTOMS, *ROOT_CAUSES, TIMEOUT, UNKNOWN)}
 
 
 def get_category(category_id: str) -> Category:
@@ -120,5 +180,5 @@ def get_category(category_id: str) -> Category:
 
 
 def all_categories() -> tuple[Category, ...]:
-    """Every category, the classified ones first, then ``timeout`` and ``unknown``."""
-    return (*CATEGORIES, TIMEOUT, UNKNOWN)
+    """Every category: traceback ones, symptoms, root causes, ``timeout``, ``unknown``."""
+    return (*CATEGORIES, *SYMPTOMS, *ROOT_CAUSES, TIMEOUT, UNKNOWN)

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
-from autofix.categories import CATEGORIES, TIMEOUT, UNKNOWN, Category
+from autofix.categories import CATEGORIES, LR_TOO_HIGH, TIMEOUT, UNKNOWN, Category, get_category
 from autofix.traceback_text import parse_traceback
-from autofix.types import Diagnosis, ExceptionInfo, Frame, RunOutcome, RunResult
+from autofix.types import (
+    Diagnosis,
+    ExceptionInfo,
+    Frame,
+    RunOutcome,
+    RunResult,
+    SampleLoss,
+    SymptomReport,
+)
 
 _STDIN_HINT = (
     "the script reads standard input, which autofix closes; pass values as arguments "
@@ -82,16 +91,87 @@ def diagnose(run: RunResult, script: Path) -> Diagnosis:
         )
     category = classify(exc)
     frame = user_frame(exc, script)
+    evidence = exc.headline()
+    quoted = category.matching_line(exc.message)
+    if quoted and quoted not in evidence:
+        evidence = f"{exc.short_type}: {quoted}"
     hint = category.hint
     if exc.short_type == "EOFError" and any(f.function == "<module>" or "input" in f.text
                                             for f in exc.frames):
         hint = _STDIN_HINT
     return Diagnosis(
         category=category.id,
-        evidence=exc.headline()[:300],
+        evidence=evidence[:300],
         file=str(script) if frame else "",
         line=frame.line if frame else 0,
         line_text=frame.text if frame else "",
         details=key_lines(exc, script),
         hint=hint,
     )
+
+
+def diagnose_symptom(run: RunResult) -> Diagnosis | None:
+    """Name the root cause of the symptom the probe confirmed (``None``: no symptom).
+
+    ``nan-loss``: like the course, look at the first bad batch's per-sample losses against
+    its labels and ``num_labels``; labels outside the head mean ``label-out-of-range``.
+    ``stalled-loss``: the causes autofix can fix, found in the run's facts: a string Keras
+    loss on a Hugging Face model (``keras-string-loss``) and a learning rate at or above
+    1e-3 (``lr-too-high``); all found causes are listed in ``causes``.
+    """
+    symptom = run.probe.symptom
+    if symptom is None:
+        return None
+    if symptom.kind == "nan-loss":
+        return _nan_diagnosis(symptom)
+    causes = []
+    if any(k.hf_model and (isinstance(k.loss, str) or (k.loss and k.from_logits is False))
+           for k in run.probe.keras):
+        causes.append("keras-string-loss")
+    rates = [s.lr for s in run.probe.steps if s.lr is not None]
+    if rates and max(rates) >= LR_TOO_HIGH * (1 - 1e-6):  # float32 1e-3 is 0.0010000000475
+        causes.append("lr-too-high")
+    found = f"; root causes: {', '.join(causes)}" if causes else "; no known root cause"
+    return Diagnosis(
+        category=causes[0] if causes else "stalled-loss",
+        evidence=symptom.evidence + found,
+        details=(symptom.evidence, f"learning rate: {max(rates):g}" if rates else "lr unknown"),
+        via="stalled-loss" if causes else "",
+        causes=tuple(causes),
+        hint=get_category("stalled-loss").hint,
+    )
+
+
+def _nan_diagnosis(symptom: SymptomReport) -> Diagnosis:
+    samples, head = symptom.samples, symptom.num_labels
+    outside = [s for s in samples if head is not None and (s.label >= head or -100 < s.label < 0)]
+    if outside:
+        labels = sorted({s.label for s in outside})
+        return Diagnosis(
+            category="label-out-of-range", via="nan-loss",
+            evidence=f"{symptom.evidence}; labels {labels} of samples "
+                     f"{[s.index for s in outside]} are outside num_labels={head}",
+            details=tuple(_sample_lines(samples)),
+        )
+    parts = [symptom.evidence]
+    ignored = [s for s in samples if s.label == -100]
+    bad = [s for s in samples if s.loss is not None and not math.isfinite(s.loss)]
+    if samples and len(ignored) == len(samples):
+        parts.append(f"all {len(samples)} labels of that batch are -100 (ignored), so the mean "
+                     "loss is taken over zero targets")
+    elif bad:
+        parts.append(f"non-finite per-sample losses at samples {[s.index for s in bad]} "
+                     f"(labels {[s.label for s in bad]})")
+    elif samples:
+        parts.append("every per-sample loss of that batch is finite; the NaN comes from "
+                     "elsewhere (fp16 overflow, a learning rate far too high, log(0))")
+    return Diagnosis(category="nan-loss", evidence="; ".join(parts),
+                     details=tuple(_sample_lines(samples)), hint=get_category("nan-loss").hint)
+
+
+def _sample_lines(samples: tuple[SampleLoss, ...], limit: int = 8) -> list[str]:
+    lines = [f"batch sample {s.index}: label {s.label}, loss "
+             f"{'n/a' if s.loss is None else format(s.loss, '.4g')}" for s in samples[:limit]]
+    if len(samples) > limit:
+        lines.append(f"... {len(samples) - limit} more samples")
+    return lines

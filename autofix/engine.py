@@ -8,12 +8,15 @@ problems found before the first run (bad path, not a repo, bad ``--python``...).
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from autofix.diagnosis import diagnose
+from autofix.categories import SYMPTOMS
+from autofix.child.symptoms import WINDOW, LossMonitor
+from autofix.diagnosis import diagnose, diagnose_symptom
 from autofix.errors import AutofixError
 from autofix.gitops import FixBranch, open_repo, prepare_branch
 from autofix.probe import losses_finite
@@ -49,7 +52,7 @@ class Options:
     branch: str | None = None
     cwd: Path = field(default_factory=Path.cwd)
     timeout: float | None = 600.0
-    max_steps: int = 10
+    max_steps: int = 60
     max_iterations: int = 8
     resume: bool = False
     init: bool = False
@@ -99,21 +102,28 @@ def check_script(path: Path) -> Path:
 
 
 def default_branch(script: Path) -> str:
-    """``autofix/<script stem>``, the branch used when ``--branch`` is not given."""
-    return f"autofix/{script.stem}"
+    """``autofix/<script stem>``, the branch used when ``--branch`` is not given; characters
+    git refuses in branch names (spaces, ``..``, ``~^:?*[\\``, a ``.lock`` end) become ``-``."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+|\.\.+", "-", script.stem).strip(".-")
+    stem = re.sub(r"\.lock$", "-lock", stem)
+    return f"autofix/{stem or 'script'}"
 
 
 def commit_message(recipe: type[Recipe], outcome: RecipeOutcome, diag: Diagnosis, run_n: int,
                    rel: str) -> str:
     """The fix commit's message: subject, evidence, recipe summary and trailers."""
     where = f"{rel}:{diag.line}" if diag.line else rel
-    lines = [f"autofix: {recipe.title}", "", f"Run {run_n} failed with:", f"    {diag.evidence}",
-             f"at {where}" + (f": {diag.line_text.strip()}" if diag.line_text else "")]
-    if diag.via:
+    symptom = symptom_of(diag)
+    happened = f"showed {symptom}" if symptom else "failed with"
+    lines = [f"autofix: {recipe.title}", "", f"Run {run_n} {happened}:", f"    {diag.evidence}"]
+    if not symptom:
+        lines.append(f"at {where}" + (f": {diag.line_text.strip()}" if diag.line_text else ""))
+    if diag.via == "cuda-device-assert":
         lines.append(f"(found by rerunning on CPU after {diag.via}: the GPU error pointed at "
                      "the wrong line)")
     if diag.details:
-        lines += ["", "Key traceback lines:", *(f"    {d}" for d in diag.details)]
+        header = "Training evidence:" if symptom else "Key traceback lines:"
+        lines += ["", header, *(f"    {d}" for d in diag.details)]
     lines += ["", f"Change: {outcome.summary}", "",
               f"Autofix-Category: {diag.category}", f"Autofix-Recipe: {recipe.id}"]
     if diag.via:
@@ -155,20 +165,14 @@ class _Session:
         self.result.last_diagnosis = diag
 
     def loop(self) -> SessionResult:
-        fixed_place: tuple[str, str, str] | None = None
+        last: _FixGroup | None = None
         attempts = 0
         while True:
             run = self.run()
-            if run.outcome in (RunOutcome.OK, RunOutcome.BUDGET) and losses_finite(run.probe):
-                self.observer.run_finished(self.record(run, None), None)
-                if self.result.fixes:
-                    self.finish(Status.FIXED, f"the script trains after {len(self.result.fixes)}"
-                                              " fix(es)")
-                else:
-                    self.finish(Status.CLEAN, "the script ran without a fault; nothing to fix")
-                return self.result
-            diag = diagnose(run, self.script)
-            if diag.category == "cuda-device-assert":
+            healthy = run.outcome in (RunOutcome.OK, RunOutcome.BUDGET) \
+                and run.probe.symptom is None and losses_finite(run.probe)
+            diag = None if healthy else self.diagnose(run)
+            if diag is not None and diag.category == "cuda-device-assert":
                 self.observer.run_finished(self.record(run, diag), diag)
                 run = self.run("rerun on CPU with CUDA_VISIBLE_DEVICES=\"\" "
                                "CUDA_LAUNCH_BLOCKING=1", CPU_RERUN_ENV)
@@ -177,15 +181,23 @@ class _Session:
                     self.finish(Status.GAVE_UP, "the CUDA error does not reproduce on CPU; "
                                 "no trustworthy traceback to classify", diag)
                     return self.result
-                diag = dataclasses.replace(diagnose(run, self.script), via=diag.category)
+                diag = dataclasses.replace(self.diagnose(run), via=diag.category)
             rec = self.record(run, diag)
-            if fixed_place is not None and diag.place() == fixed_place:
+            failure = last.failed_by(run, diag) if last is not None else ""
+            if failure:
+                assert last is not None
                 self.observer.run_finished(rec, diag)
-                dropped = self.result.fixes.pop()
-                self.branch.drop_last()
-                self.finish(Status.GAVE_UP, f"recipe {dropped.recipe} did not fix "
-                            f"{diag.category}: the same error at the same place after its "
-                            f"fix; commit {dropped.commit[:8]} was dropped from the branch", diag)
+                dropped = self.drop(last)
+                self.finish(Status.GAVE_UP, f"{failure}; commit(s) {dropped} dropped from the "
+                                            "branch", diag)
+                return self.result
+            if diag is None:
+                self.observer.run_finished(rec, None)
+                if self.result.fixes:
+                    self.finish(Status.FIXED, f"the script trains after "
+                                              f"{len(self.result.fixes)} fix(es)")
+                else:
+                    self.finish(Status.CLEAN, "the script ran without a fault; nothing to fix")
                 return self.result
             if attempts >= self.o.max_iterations:
                 self.observer.run_finished(rec, diag)
@@ -193,40 +205,101 @@ class _Session:
                                             f"{self.o.max_iterations}", diag)
                 return self.result
             attempts += 1
-            applied = self.apply(run, diag)
-            if applied is None:
+            fixes = self.apply(run, diag)
+            if not fixes:
                 self.observer.run_finished(rec, diag)
                 return self.result
-            recipe, outcome = applied
-            sha = self.branch.commit_fix(outcome.source,
-                                         commit_message(recipe, outcome, diag, rec.n,
-                                                        self.branch.rel))
-            rec.recipe, rec.commit = recipe.id, sha
-            self.result.fixes.append(FixRecord(diag.category, recipe.id, sha, self.branch.rel,
-                                               outcome.line or diag.line, outcome.summary))
+            rec.recipe = ", ".join(f.recipe for f in fixes)
+            rec.commit = fixes[-1].commit
             self.observer.run_finished(rec, diag)
-            fixed_place = diag.place()
+            last = _FixGroup(diag, fixes)
 
-    def apply(self, run: RunResult, diag: Diagnosis) -> tuple[type[Recipe], RecipeOutcome] | None:
-        candidates = recipes_for(diag.category)
-        if not candidates:
+    def diagnose(self, run: RunResult) -> Diagnosis:
+        return diagnose_symptom(run) or diagnose(run, self.script)
+
+    def drop(self, group: _FixGroup) -> str:
+        """Remove ``group``'s commits from the branch and the result; returns their shas."""
+        for _ in group.fixes:
+            self.result.fixes.pop()
+            self.branch.drop_last()
+        return ", ".join(f.commit[:8] for f in group.fixes)
+
+    def apply(self, run: RunResult, diag: Diagnosis) -> list[FixRecord]:
+        """Apply a recipe for each cause of ``diag``, one commit each; empty when none
+        applies (the session is then finished with the reason)."""
+        causes = diag.causes or (diag.category,)
+        if not any(recipes_for(c) for c in causes):
             why = {"unknown": "autofix has no category for this failure",
                    "timeout": "the script ran past --timeout",
                    "syntax-error": "the script does not parse"}.get(diag.category,
                                                                      "no recipe for it")
             self.finish(Status.GAVE_UP, f"{diag.category}: {why}", diag)
-            return None
-        rc = RecipeContext(diagnosis=diag, versions={**self.versions, **run.probe.versions},
-                           trainers=tuple(run.probe.trainers), script=self.script)
-        reasons = []
-        for recipe in candidates:
-            outcome = apply_recipe(recipe, self.branch.source, rc)
-            if outcome.status is RecipeStatus.APPLIED:
-                return recipe, outcome
-            reasons.append(f"{recipe.id}: {outcome.reason}")
-        self.finish(Status.GAVE_UP, f"{diag.category}: recipe not applicable ("
-                    + "; ".join(reasons) + ")", diag)
-        return None
+            return []
+        probe = run.probe
+        fixes, reasons = [], []
+        for cause in causes:
+            cause_diag = dataclasses.replace(diag, category=cause)
+            rc = RecipeContext(diagnosis=cause_diag, versions={**self.versions, **probe.versions},
+                               trainers=tuple(probe.trainers), script=self.script,
+                               datasets=tuple(probe.datasets), keras=tuple(probe.keras))
+            for recipe in recipes_for(cause):
+                outcome = apply_recipe(recipe, self.branch.source, rc)
+                if outcome.status is not RecipeStatus.APPLIED:
+                    reasons.append(f"{recipe.id}: {outcome.reason}")
+                    continue
+                sha = self.branch.commit_fix(outcome.source, commit_message(
+                    recipe, outcome, cause_diag, self.n, self.branch.rel))
+                fix = FixRecord(cause, recipe.id, sha, self.branch.rel,
+                                outcome.line or diag.line, outcome.summary)
+                self.result.fixes.append(fix)
+                fixes.append(fix)
+                break
+        if not fixes:
+            self.finish(Status.GAVE_UP, f"{diag.category}: recipe not applicable ("
+                        + "; ".join(reasons) + ")", diag)
+        return fixes
+
+
+@dataclass
+class _FixGroup:
+    """The fixes made for one diagnosis, judged by the next run."""
+
+    diagnosis: Diagnosis
+    fixes: list[FixRecord]
+
+    @property
+    def symptom(self) -> str:
+        return symptom_of(self.diagnosis)
+
+    def failed_by(self, run: RunResult, diag: Diagnosis | None) -> str:
+        """Why the next run shows these fixes did not help ("" when they may have).
+
+        An error fix fails when the same error comes back at the same place. A symptom fix
+        must prove itself: the same symptom again fails it, and so does a healthy run whose
+        loss is not clearly under the chance level (``LossMonitor.clearly_learning``).
+        """
+        recipes = ", ".join(f.recipe for f in self.fixes)
+        if diag is not None and diag.same_fault(self.diagnosis):
+            return (f"recipe {recipes} did not fix {self.diagnosis.category}: the same error "
+                    "at the same place after its fix")
+        if not self.symptom:
+            return ""
+        if diag is not None and symptom_of(diag) == self.symptom:
+            return f"recipe {recipes} did not help: {self.symptom} again ({diag.evidence})"
+        if diag is None:
+            monitor = LossMonitor(run.probe.num_classes,
+                                  [s.loss for s in run.probe.steps if s.loss is not None])
+            if not monitor.clearly_learning():
+                return (f"recipe {recipes} did not help: the loss did not get clearly under "
+                        f"the chance level within the budget (last {WINDOW} steps: "
+                        f"{monitor.window_mean():.3f}, {len(monitor.losses)} steps)")
+        return ""
+
+
+def symptom_of(diag: Diagnosis) -> str:
+    """The training symptom behind ``diag`` (``nan-loss``/``stalled-loss``), or ""."""
+    ids = {c.id for c in SYMPTOMS}
+    return diag.via if diag.via in ids else (diag.category if diag.category in ids else "")
 
 
 def repair(options: Options, observer: Observer | None = None) -> SessionResult:

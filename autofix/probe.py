@@ -11,8 +11,11 @@ from autofix.types import (
     DatasetFacts,
     ExceptionInfo,
     Frame,
+    KerasFacts,
     ProbeReport,
+    SampleLoss,
     StepRecord,
+    SymptomReport,
     TrainerFacts,
 )
 
@@ -42,24 +45,44 @@ def _loss(value: Any) -> float | None:
         return None
 
 
+def _dataset(d: dict[str, Any]) -> DatasetFacts:
+    return DatasetFacts(
+        role=str(d.get("role", "")),
+        columns=tuple(d.get("columns", [])),
+        num_rows=d.get("num_rows"),
+        label_column=str(d.get("label_column", "")),
+        label_kind=str(d.get("label_kind", "")),
+        label_classes=d.get("label_classes"),
+        label_min=d.get("label_min"),
+        label_max=d.get("label_max"),
+    )
+
+
 def _trainer(data: dict[str, Any]) -> TrainerFacts:
     return TrainerFacts(
         trainer_class=str(data.get("trainer_class", "")),
         model_class=str(data.get("model_class", "")),
         num_labels=data.get("num_labels"),
-        datasets=tuple(
-            DatasetFacts(
-                role=str(d.get("role", "")),
-                columns=tuple(d.get("columns", [])),
-                num_rows=d.get("num_rows"),
-                label_column=str(d.get("label_column", "")),
-                label_kind=str(d.get("label_kind", "")),
-                label_classes=d.get("label_classes"),
-                label_min=d.get("label_min"),
-                label_max=d.get("label_max"),
-            )
-            for d in data.get("datasets", [])
-        ),
+        datasets=tuple(_dataset(d) for d in data.get("datasets", [])),
+    )
+
+
+def _keras(data: dict[str, Any]) -> KerasFacts:
+    return KerasFacts(
+        keras=str(data.get("keras", "")), model_class=str(data.get("model_class", "")),
+        hf_model=bool(data.get("hf_model")), num_labels=data.get("num_labels"),
+        optimizer=str(data.get("optimizer", "")), lr=_loss(data.get("lr")),
+        loss=data.get("loss"), from_logits=data.get("from_logits"),
+    )
+
+
+def _symptom(data: dict[str, Any]) -> SymptomReport:
+    return SymptomReport(
+        kind=str(data.get("kind", "")), step=int(data.get("step", 0)),
+        evidence=str(data.get("evidence", "")), num_classes=data.get("num_classes"),
+        num_labels=data.get("num_labels"),
+        samples=tuple(SampleLoss(int(s["index"]), int(s["label"]), _loss(s.get("loss")))
+                      for s in data.get("samples", [])),
     )
 
 
@@ -83,8 +106,17 @@ def read_probe(path: Path) -> ProbeReport:
             report.exception = exception_from_json(event)
         elif kind == "trainer":
             report.trainers.append(_trainer(event))
+        elif kind == "dataset":
+            report.datasets.append(_dataset(event))
+        elif kind == "keras":
+            report.keras.append(_keras(event))
         elif kind == "step":
-            report.steps.append(StepRecord(int(event.get("step", 0)), _loss(event.get("loss"))))
+            report.steps.append(StepRecord(int(event.get("step", 0)), _loss(event.get("loss")),
+                                           _loss(event.get("lr"))))
+        elif kind == "symptom":
+            report.symptom = _symptom(event)
+        elif kind == "num_classes":
+            report.num_classes = int(event.get("value", 0)) or None
         elif kind == "budget_reached":
             report.budget_reached = True
         elif kind == "exit":

@@ -18,7 +18,14 @@ import libcst as cst
 from libcst.codemod import CodemodContext, SkipFile, VisitorBasedCodemodCommand
 from libcst.metadata import PositionProvider, QualifiedNameProvider
 
-from autofix.types import Diagnosis, RecipeContext, RecipeOutcome, TrainerFacts
+from autofix.types import (
+    DatasetFacts,
+    Diagnosis,
+    KerasFacts,
+    RecipeContext,
+    RecipeOutcome,
+    TrainerFacts,
+)
 
 
 @dataclass(frozen=True)
@@ -32,13 +39,18 @@ class Example:
     after: str | None = None
     versions: dict[str, str] = field(default_factory=lambda: {"transformers": "5.24.0"})
     trainers: tuple[TrainerFacts, ...] = ()
+    datasets: tuple[DatasetFacts, ...] = ()
+    keras: tuple[KerasFacts, ...] = ()
+    evidence: str = "example"
 
     def context(self, category: str) -> RecipeContext:
         """The :class:`RecipeContext` this example runs the recipe with."""
         return RecipeContext(
-            diagnosis=Diagnosis(category=category, evidence="example"),
+            diagnosis=Diagnosis(category=category, evidence=self.evidence),
             versions=self.versions,
             trainers=self.trainers,
+            datasets=self.datasets,
+            keras=self.keras,
         )
 
 
@@ -56,12 +68,29 @@ class Recipe(VisitorBasedCodemodCommand):
     category: ClassVar[str] = ""
     title: ClassVar[str] = ""
     examples: ClassVar[tuple[Example, ...]] = ()
+    #: role -> regex of a call's qualified name; ``X = call(...)`` puts ``X`` under role in
+    #: ``self.assigned`` (in source order, seen before the code that follows it).
+    TRACK: ClassVar[dict[str, str]] = {}
 
     def __init__(self, context: CodemodContext, recipe_context: RecipeContext) -> None:
         super().__init__(context)
         self.rc = recipe_context
         self.edits: list[str] = []
         self.first_line = 0
+        self.assigned: dict[str, list[str]] = {role: [] for role in self.TRACK}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name) \
+                or not isinstance(node.value, cst.Call):
+            return
+        for role, pattern in self.TRACK.items():
+            if self.is_qualified(node.value.func, pattern):
+                self.assigned[role].append(node.targets[0].target.value)
+
+    def latest(self, role: str) -> str | None:
+        """The last variable assigned from a ``role`` call so far (``None``: none yet)."""
+        names = self.assigned.get(role, [])
+        return names[-1] if names else None
 
     # -- helpers for subclasses ---------------------------------------------------
 
@@ -90,6 +119,23 @@ class NotApplicable(SkipFile):
 
 
 TRAINER_PATTERN = r"transformers(\.trainer(_seq2seq)?)?\.(Seq2Seq)?Trainer"
+TOKENIZER_PATTERN = r"transformers(\.[\w.]*)?\.\w*(Tokenizer\w*|Processor)\.from_pretrained"
+TF_MODEL_PATTERN = r"transformers(\.[\w.]*)?\.TF\w+\.from_pretrained"
+
+
+def code(node: cst.CSTNode) -> str:
+    """The source text of ``node``."""
+    return cst.Module([]).code_for_node(node)
+
+
+def remove_keyword(call: cst.Call, name: str) -> cst.Call:
+    """``call`` without its ``name=`` argument (the previous argument's comma is dropped
+    when the removed one was last, so no dangling comma appears)."""
+    args = [a for a in call.args if not (a.keyword is not None and a.keyword.value == name)]
+    if args and len(args) < len(call.args) and call.args[-1].keyword is not None \
+            and call.args[-1].keyword.value == name:
+        args[-1] = args[-1].with_changes(comma=call.args[-1].comma)
+    return call.with_changes(args=args)
 
 
 def keyword(call: cst.Call, name: str) -> cst.Arg | None:
@@ -102,7 +148,8 @@ def append_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.
     """``call`` with ``name=value`` added last, following the call's own layout.
 
     A one-argument-per-line call with a trailing comma gets the new argument on its own
-    line with the same indentation and trailing comma.
+    line with the same indentation and trailing comma; a call whose arguments start on
+    their own line gets the new argument on a new line at that indentation.
     """
     args = list(call.args)
     new = cst.Arg(value=value, keyword=cst.Name(name),
@@ -128,8 +175,14 @@ def append_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.
             args[-1] = last.with_changes(
                 comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
             new = new.with_changes(comma=last.comma)
-    else:
-        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    else:  # the space before ")" moves behind the new last argument
+        opening = call.whitespace_before_args
+        after: cst.BaseParenthesizableWhitespace = cst.SimpleWhitespace(" ")
+        if isinstance(opening, cst.ParenthesizedWhitespace):  # args start on their own line
+            after = opening.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=[])
+        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=after),
+                                     whitespace_after_arg=cst.SimpleWhitespace(""))
+        new = new.with_changes(whitespace_after_arg=last.whitespace_after_arg)
     return call.with_changes(args=[*args, new])
 
 

@@ -82,10 +82,53 @@ class TrainerFacts:
 
 @dataclass(frozen=True)
 class StepRecord:
-    """One optimizer step seen by the probe: 1-based step number and loss (may be NaN)."""
+    """One optimizer step seen by the probe: 1-based step, loss (may be NaN), learning rate."""
 
     step: int
     loss: float | None
+    lr: float | None = None
+
+
+@dataclass(frozen=True)
+class SampleLoss:
+    """One sample of the batch where the loss first went non-finite (``loss`` ``None``:
+    the label is outside the logits, so no loss could be computed for it)."""
+
+    index: int
+    label: int
+    loss: float | None
+
+
+@dataclass(frozen=True)
+class SymptomReport:
+    """A training symptom the probe confirmed (``kind``: ``nan-loss`` or ``stalled-loss``).
+
+    For ``nan-loss`` with a captured batch, ``samples`` holds the per-sample losses of the
+    first bad batch and ``num_labels`` the model's head size.
+    """
+
+    kind: str
+    step: int
+    evidence: str
+    num_classes: int | None = None
+    num_labels: int | None = None
+    samples: tuple[SampleLoss, ...] = ()
+
+
+@dataclass(frozen=True)
+class KerasFacts:
+    """How a Keras model was compiled: ``loss`` is the string given or the loss class name
+    (``None``: no loss, the HF model's internal one); ``keras`` the module the model's
+    class comes from (``tf_keras`` or ``keras``)."""
+
+    keras: str
+    model_class: str
+    hf_model: bool
+    num_labels: int | None
+    optimizer: str
+    lr: float | None
+    loss: str | None
+    from_logits: bool | None
 
 
 @dataclass
@@ -95,7 +138,11 @@ class ProbeReport:
     versions: dict[str, str] = field(default_factory=dict)
     exception: ExceptionInfo | None = None
     trainers: list[TrainerFacts] = field(default_factory=list)
+    datasets: list[DatasetFacts] = field(default_factory=list)
+    keras: list[KerasFacts] = field(default_factory=list)
     steps: list[StepRecord] = field(default_factory=list)
+    symptom: SymptomReport | None = None
+    num_classes: int | None = None
     budget_reached: bool = False
     exit_code: int | None = None
 
@@ -149,10 +196,18 @@ class Diagnosis:
     details: tuple[str, ...] = ()
     via: str = ""
     hint: str = ""
+    causes: tuple[str, ...] = ()
 
-    def place(self) -> tuple[str, str, str]:
-        """What identifies "the same fault at the same place" across runs."""
-        return (self.category, self.evidence.split(":", 1)[0], self.line_text.strip())
+    def same_fault(self, other: Diagnosis) -> bool:
+        """True when ``other`` is this fault again at the same place: the same category
+        raised from the same script line, by number or by text (a fix may edit the very
+        line it fails on, or add an import above it). Symptoms have no line (0): the same
+        category is the same fault."""
+        if self.category != other.category:
+            return False
+        same_text = bool(self.line_text.strip()) and self.line_text.strip() == \
+            other.line_text.strip()
+        return self.line == other.line or same_text
 
 
 class RecipeStatus(str, enum.Enum):
@@ -198,6 +253,8 @@ class RecipeContext:
     versions: dict[str, str] = field(default_factory=dict)
     trainers: tuple[TrainerFacts, ...] = ()
     script: Path = Path("script.py")
+    datasets: tuple[DatasetFacts, ...] = ()
+    keras: tuple[KerasFacts, ...] = ()
 
 
 @dataclass

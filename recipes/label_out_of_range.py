@@ -2,7 +2,8 @@
 
 Course (chapter 8): labels range over 0..2 but ``from_pretrained`` built a head with the
 default ``num_labels=2``; fix "by adding num_labels=3 when we create the model".
-N is measured from the data the probe saw given to ``Trainer``: the ``ClassLabel``
+N is measured from the data the probe saw given to ``Trainer`` (or converted with
+``to_tf_dataset``, for Keras): the ``ClassLabel``
 feature's ``num_classes``, else max label + 1 over the whole training split. Labels that
 start at 1 need shifting, not a bigger head, so the recipe declines them.
 """
@@ -29,8 +30,9 @@ def measured_num_labels(rc: RecipeContext) -> int:
     Raises :class:`NotApplicable` when no training split was seen, when its labels are not
     integer class ids, or when they start at 1 (shift them instead).
     """
-    for trainer in reversed(rc.trainers):
-        train = trainer.dataset("train")
+    candidates = [t.dataset("train") for t in reversed(rc.trainers)]
+    candidates += [d for d in rc.datasets if d.role == "to_tf_dataset"]
+    for train in candidates:
         if train is None or not train.label_column:
             continue
         if train.label_classes:
@@ -44,7 +46,8 @@ def measured_num_labels(rc: RecipeContext) -> int:
         if train.label_min < 0:
             raise NotApplicable(f"negative label {train.label_min:g} in the training data")
         return int(train.label_max) + 1
-    raise NotApplicable("the probe saw no training dataset with a label column to count classes")
+    raise NotApplicable("the probe saw no training dataset with a label column to count "
+                        "classes (Trainer's train_dataset or a to_tf_dataset source)")
 
 
 class SetNumLabels(Recipe):

@@ -14,6 +14,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from autofix.recipe import (
+    TOKENIZER_PATTERN,
     TRAINER_PATTERN,
     Example,
     NotApplicable,
@@ -24,7 +25,6 @@ from autofix.recipe import (
 )
 from autofix.versions import at_least
 
-_TOKENIZER_CALL = r"transformers(\.[\w.]*)?\.\w*(Tokenizer\w*|Processor)\.from_pretrained"
 _TOKENIZER_ARGS = ("processing_class", "tokenizer")
 #: transformers 4.46.0 introduced ``Trainer(processing_class=...)``.
 PROCESSING_CLASS_SINCE = "4.46.0"
@@ -109,14 +109,7 @@ class PadWithTokenizer(Recipe):
         ),
     )
 
-    def visit_Module(self, node: cst.Module) -> None:
-        self.tokenizer: str | None = None
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if (len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)
-                and isinstance(node.value, cst.Call)
-                and self.is_qualified(node.value.func, _TOKENIZER_CALL)):
-            self.tokenizer = node.targets[0].target.value
+    TRACK = {"tokenizer": TOKENIZER_PATTERN}
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         new = super().transform_module_impl(tree)
@@ -133,7 +126,8 @@ class PadWithTokenizer(Recipe):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         if not self.is_qualified(original_node.func, TRAINER_PATTERN):
             return updated_node
-        if self.tokenizer is None:
+        tokenizer = self.latest("tokenizer")
+        if tokenizer is None:
             self.reason = "no tokenizer variable (X = AutoTokenizer.from_pretrained(...)) found"
             return updated_node
         collator = keyword(updated_node, "data_collator")
@@ -141,18 +135,18 @@ class PadWithTokenizer(Recipe):
             if "Padding" in cst.Module([]).code_for_node(collator.value):
                 self.reason = "Trainer already has a padding data_collator"
                 return updated_node
-            self.changed(original_node, f"data_collator=DataCollatorWithPadding({self.tokenizer})")
-            return replace_keyword(updated_node, "data_collator", self._collator(self.tokenizer))
+            self.changed(original_node, f"data_collator=DataCollatorWithPadding({tokenizer})")
+            return replace_keyword(updated_node, "data_collator", self._collator(tokenizer))
         if any(keyword(updated_node, name) for name in _TOKENIZER_ARGS):
             self.reason = "Trainer already has the tokenizer and no data_collator"
             return updated_node
         version = self.rc.versions.get("transformers")
         if version is None:
-            self.changed(original_node, f"data_collator=DataCollatorWithPadding({self.tokenizer})")
-            return append_keyword(updated_node, "data_collator", self._collator(self.tokenizer))
+            self.changed(original_node, f"data_collator=DataCollatorWithPadding({tokenizer})")
+            return append_keyword(updated_node, "data_collator", self._collator(tokenizer))
         name = "processing_class" if at_least(version, PROCESSING_CLASS_SINCE) else "tokenizer"
-        self.changed(original_node, f"{name}={self.tokenizer} (transformers {version})")
-        return append_keyword(updated_node, name, cst.Name(self.tokenizer))
+        self.changed(original_node, f"{name}={tokenizer} (transformers {version})")
+        return append_keyword(updated_node, name, cst.Name(tokenizer))
 
     def summary(self) -> str:
         return f"give Trainer the tokenizer so batches are padded ({', '.join(self.edits)})"

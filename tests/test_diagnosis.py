@@ -89,3 +89,15 @@ def test_no_traceback_at_all_is_unknown_with_last_line() -> None:
 def test_timeout_diagnosis() -> None:
     run = RunResult(RunOutcome.TIMEOUT, -15, 30.0, "step 3\n", 7, ProbeReport())
     assert diagnose(run, Path("/u/train.py")).category == "timeout"
+
+
+def test_same_fault_even_when_the_fix_edited_the_failing_line() -> None:
+    from autofix.types import Diagnosis
+
+    before = Diagnosis("raw-dataset", "ValueError: x", "/u/t.py", 17, "trainer = Trainer(a)")
+    after = Diagnosis("raw-dataset", "ValueError: x", "/u/t.py", 17, "trainer = Trainer(b)")
+    moved = Diagnosis("raw-dataset", "ValueError: x", "/u/t.py", 18, "trainer = Trainer(a)")
+    other = Diagnosis("raw-dataset", "ValueError: x", "/u/t.py", 30, "trainer.evaluate()")
+    assert before.same_fault(after) and before.same_fault(moved)
+    assert not before.same_fault(other)
+    assert not before.same_fault(Diagnosis("ragged-batch", "ValueError: x", "/u/t.py", 17))

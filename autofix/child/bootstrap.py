@@ -8,44 +8,48 @@ Usage: ``python bootstrap.py PATCHED_SOURCE ORIGINAL_PATH [SCRIPT_ARGS...]``
 
 Environment:
     AUTOFIX_PROBE_FILE  JSON-lines file the probe appends its events to (required).
-    AUTOFIX_MAX_STEPS   stop a ``Trainer`` cleanly after this many optimizer steps
+    AUTOFIX_MAX_STEPS   stop training cleanly after this many optimizer steps
                         (``0`` or unset: no limit).
 
 Events (one JSON object per line, ``"event"`` key): ``versions``, ``trainer`` (datasets
-given to ``Trainer`` and the model's ``num_labels``), ``step`` (step, loss),
-``budget_reached``, ``exception`` (type, message, frames, chain), ``exit``.
+given to ``Trainer`` and the model's ``num_labels``), ``keras`` (compiled loss and
+optimizer), ``dataset`` (a dataset given to ``to_tf_dataset``), ``step`` (step, loss, lr),
+``symptom``, ``budget_reached``, ``exception`` (type, message, frames, chain), ``exit``.
+The probes themselves are in ``probes.py``, the symptom rules in ``symptoms.py``.
 """
 
 from __future__ import annotations
 
 import builtins
-import importlib.abc
 import importlib.metadata
-import json
+import importlib.util
 import linecache
-import math
 import os
 import sys
 import traceback
 import types
 from typing import Any
 
-_PROBE_FILE = os.environ.get("AUTOFIX_PROBE_FILE", "")
-_MAX_STEPS = int(os.environ.get("AUTOFIX_MAX_STEPS", "0") or 0)
 _DISTRIBUTIONS = ("torch", "transformers", "datasets", "accelerate", "tensorflow", "tf-keras",
                   "keras", "numpy")
-_LABEL_COLUMNS = ("labels", "label", "label_ids")
 
 
-def emit(event: str, **data: Any) -> None:
-    """Append one event to the probe file; never raises into the user's script."""
-    if not _PROBE_FILE:
-        return
-    try:
-        with open(_PROBE_FILE, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"event": event, **data}, default=repr) + "\n")
-    except Exception:  # noqa: BLE001 - the probe must never break the script
-        pass
+def load_child_package() -> types.ModuleType:
+    """Import this folder as the private package ``_autofix_child`` (not ``autofix``,
+    which the training environment does not have)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location(
+        "_autofix_child", os.path.join(here, "__init__.py"), submodule_search_locations=[here])
+    assert spec is not None and spec.loader is not None
+    package = importlib.util.module_from_spec(spec)
+    sys.modules["_autofix_child"] = package
+    spec.loader.exec_module(package)
+    return package
+
+
+load_child_package()
+from _autofix_child.events import AutofixStop, emit  # noqa: E402
+from _autofix_child.probes import install  # noqa: E402
 
 
 def versions() -> dict[str, str]:
@@ -88,134 +92,6 @@ def describe_exception(exc: BaseException, depth: int = 0) -> dict[str, Any]:
     }
 
 
-# --- Trainer probe -----------------------------------------------------------------
-
-
-def dataset_facts(role: str, ds: Any) -> dict[str, Any]:
-    facts: dict[str, Any] = {"role": role, "columns": list(getattr(ds, "column_names", None) or [])}
-    try:
-        facts["num_rows"] = len(ds)
-    except Exception:  # noqa: BLE001 - IterableDataset and friends have no len
-        facts["num_rows"] = None
-    column = next((c for c in _LABEL_COLUMNS if c in facts["columns"]), "")
-    facts["label_column"] = column
-    if not column:
-        return facts
-    feature = (getattr(ds, "features", None) or {}).get(column)
-    if feature is not None and type(feature).__name__ == "ClassLabel":
-        facts["label_kind"] = "int"
-        facts["label_classes"] = int(feature.num_classes)
-        return facts
-    try:
-        values = [v for v in ds.unique(column) if v is not None]
-    except Exception:  # noqa: BLE001 - not a datasets.Dataset
-        return facts
-    if values and all(isinstance(v, str) for v in values):
-        facts["label_kind"] = "str"
-    elif values and all(isinstance(v, (int, float)) for v in values):
-        facts["label_kind"] = "int" if all(float(v).is_integer() for v in values) else "float"
-        facts["label_min"] = min(values)
-        facts["label_max"] = max(values)
-    return facts
-
-
-def trainer_facts(trainer: Any) -> dict[str, Any]:
-    model = getattr(trainer, "model", None)
-    config = getattr(model, "config", None)
-    datasets = []
-    for role, ds in (("train", trainer.train_dataset), ("eval", trainer.eval_dataset)):
-        if isinstance(ds, dict):
-            for name, sub in ds.items():
-                datasets.append(dataset_facts(f"{role}:{name}", sub))
-        elif ds is not None:
-            datasets.append(dataset_facts(role, ds))
-    return {
-        "trainer_class": type(trainer).__name__,
-        "model_class": type(model).__name__,
-        "num_labels": getattr(config, "num_labels", None),
-        "datasets": datasets,
-    }
-
-
-def patch_trainer_module(module: types.ModuleType) -> None:
-    """Wrap ``Trainer.__init__`` (facts, step-budget callback) and ``training_step`` (loss)."""
-    trainer_cls = getattr(module, "Trainer", None)
-    if trainer_cls is None or getattr(trainer_cls, "_autofix_patched", False):
-        return
-    from transformers.trainer_callback import TrainerCallback  # the child's transformers
-
-    class StepBudget(TrainerCallback):
-        """Stops training cleanly (``should_training_stop``) after AUTOFIX_MAX_STEPS steps."""
-
-        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-            if _MAX_STEPS and state.global_step >= _MAX_STEPS:
-                control.should_training_stop = True
-                emit("budget_reached", step=state.global_step)
-            return control
-
-    original_init = trainer_cls.__init__
-    original_step = trainer_cls.training_step
-
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        original_init(self, *args, **kwargs)
-        try:
-            emit("trainer", **trainer_facts(self))
-        except Exception as exc:  # noqa: BLE001
-            emit("probe_error", where="trainer_facts", message=repr(exc))
-        self.add_callback(StepBudget())
-
-    def training_step(self: Any, *args: Any, **kwargs: Any) -> Any:
-        loss = original_step(self, *args, **kwargs)
-        try:
-            value = float(loss.detach().float().mean().item())
-        except Exception:  # noqa: BLE001
-            value = None
-        step = int(getattr(self.state, "global_step", 0)) + 1
-        emit("step", step=step, loss=value if value is None or math.isfinite(value) else str(value))
-        return loss
-
-    trainer_cls.__init__ = __init__
-    trainer_cls.training_step = training_step
-    trainer_cls._autofix_patched = True
-
-
-class PostImportHook(importlib.abc.MetaPathFinder):
-    """Calls ``patch`` on a module right after it is executed, whoever imports it.
-
-    ``transformers`` loads ``transformers.trainer`` lazily on first attribute access; the
-    finder wraps that module's loader so the patch applies however the script imports it.
-    """
-
-    def __init__(self, name: str, patch: Any) -> None:
-        self.name = name
-        self.patch = patch
-
-    def _wrap(self, fullname: str, exec_module: Any) -> Any:
-        patch = self.patch
-
-        def exec_and_patch(module: types.ModuleType) -> None:
-            exec_module(module)
-            try:
-                patch(module)
-            except Exception as exc:  # noqa: BLE001
-                emit("probe_error", where=fullname, message=repr(exc))
-
-        return exec_and_patch
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname != self.name:
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None and spec.loader is not None:
-                spec.loader.exec_module = self._wrap(  # type: ignore[method-assign]
-                    fullname, spec.loader.exec_module)
-                return spec
-        return None
-
-
 # --- running the script ------------------------------------------------------------
 
 
@@ -228,7 +104,7 @@ def run(patched: str, original: str, argv: list[str]) -> int:
 
     sys.argv = [original, *argv]
     sys.path[0] = os.path.dirname(os.path.abspath(original))
-    sys.meta_path.insert(0, PostImportHook("transformers.trainer", patch_trainer_module))
+    install()
     emit("versions", versions=versions())
 
     main = types.ModuleType("__main__")
@@ -238,6 +114,9 @@ def run(patched: str, original: str, argv: list[str]) -> int:
     try:
         code = compile(source, original, "exec", dont_inherit=True)
         exec(code, main.__dict__)
+    except AutofixStop as stop:  # budget reached or symptom confirmed in a hand-written loop
+        emit("exit", code=0, stopped=str(stop))
+        return 0
     except SystemExit as exc:
         code_ = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if code_ != 0:

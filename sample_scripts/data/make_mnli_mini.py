@@ -17,7 +17,7 @@ import random
 from pathlib import Path
 
 SEED = 1234
-N_TRAIN_PER_LABEL = 200  # 600 rows
+N_TRAIN_PER_LABEL = 400  # 1,200 rows: 75 steps of 16 per epoch
 N_VALID_PER_LABEL = 50  # 150 rows
 
 NOUNS = [

@@ -1,9 +1,6 @@
 # The course's MNLI script with the dataset and padding bugs fixed, but num_labels
 # still missing (labels 0..2, a 2-output head), run through a simulated GPU.
 import os
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
 import tempfile
 from pathlib import Path
 

@@ -1,0 +1,98 @@
+"""The probe's event stream and step bookkeeping, shared by every training probe.
+
+Events are JSON lines appended to ``AUTOFIX_PROBE_FILE``. ``record_step`` is called once
+per optimizer step by whichever probe sees the training (Trainer, Keras, a hand-written
+PyTorch loop); it feeds the symptom monitor and decides when training must stop.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any
+
+from .symptoms import LossMonitor
+
+PROBE_FILE = os.environ.get("AUTOFIX_PROBE_FILE", "")
+MAX_STEPS = int(os.environ.get("AUTOFIX_MAX_STEPS", "0") or 0)
+
+
+class AutofixStop(BaseException):
+    """Raised into a hand-written loop to end the run cleanly (budget reached or symptom
+    confirmed); the bootstrap turns it into exit code 0."""
+
+
+class State:
+    steps = 0
+    stop = ""  # "", "budget" or "symptom"
+    in_trainer = 0  # >0 while Trainer.train runs: its own probe records the steps
+    pending_loss: float | None = None  # last scalar given to Tensor.backward
+    last_batch: Any = None  # (labels, logits, num_labels) of the last HF forward with labels
+    monitor = LossMonitor()
+
+
+def emit(event: str, **data: Any) -> None:
+    """Append one event to the probe file; never raises into the user's script."""
+    if not PROBE_FILE:
+        return
+    try:
+        with open(PROBE_FILE, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"event": event, **data}, default=repr) + "\n")
+    except Exception:  # noqa: BLE001 - the probe must never break the script
+        pass
+
+
+def set_num_classes(num_classes: Any) -> None:
+    """Tell the monitor the model's number of classes (first one seen wins)."""
+    if State.monitor.num_classes is None and isinstance(num_classes, int) and num_classes > 1:
+        State.monitor.num_classes = num_classes
+        emit("num_classes", value=num_classes)
+
+
+def _json_number(value: float | None) -> Any:
+    return value if value is None or math.isfinite(value) else str(value)
+
+
+def record_step(loss: float | None, lr: float | None) -> bool:
+    """Record one optimizer step; True when training must stop now (budget or symptom)."""
+    State.steps += 1
+    step = State.steps
+    emit("step", step=step, loss=_json_number(loss), lr=lr)
+    if loss is not None:
+        symptom = State.monitor.add(loss)
+        if symptom is not None:
+            analysis = batch_analysis() if symptom.kind == "nan-loss" else {}
+            emit("symptom", kind=symptom.kind, step=symptom.step, evidence=symptom.evidence,
+                 num_classes=State.monitor.num_classes, **analysis)
+            State.stop = "symptom"
+            return True
+    if MAX_STEPS and step >= MAX_STEPS:
+        emit("budget_reached", step=step)
+        State.stop = "budget"
+        return True
+    return False
+
+
+def batch_analysis() -> dict[str, Any]:
+    """The course's NaN method: per-sample losses of the offending batch against its labels
+    and the model's ``num_labels``. Empty when no batch was captured."""
+    if State.last_batch is None:
+        return {}
+    try:
+        import torch
+
+        labels, logits, num_labels = State.last_batch
+        flat = labels.reshape(-1).tolist()
+        logits2 = logits.float().reshape(len(flat), -1)
+        width = logits2.shape[-1]
+        safe = labels.reshape(-1).clamp(0, width - 1)
+        per = torch.nn.functional.cross_entropy(logits2, safe, reduction="none").tolist()
+        samples = []
+        for i, label in enumerate(flat):
+            valid = 0 <= label < width
+            samples.append({"index": i, "label": label,
+                            "loss": _json_number(per[i]) if valid else None})
+        return {"samples": samples, "num_labels": num_labels}
+    except Exception as exc:  # noqa: BLE001
+        return {"analysis_error": repr(exc)}

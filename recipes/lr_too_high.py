@@ -1,0 +1,170 @@
+"""lr-too-high: a learning rate of 1e-3 or more on a pretrained transformer.
+
+The HF course (chapter 8) advises 1e-5 to 1e-4 for fine-tuning; Keras' ``"adam"`` string
+and ``torch.optim.Adam``/``AdamW`` without ``lr`` both mean 1e-3, which makes the loss
+stall or fall and come back to chance (measured on the project's samples). The fix sets
+5e-5, ``TrainingArguments``' default learning rate and inside the course's range:
+
+* Keras: ``compile(optimizer="adam")`` on an HF TF model becomes
+  ``optimizer=Adam(learning_rate=5e-5)`` imported from the Keras the model really uses
+  (``tf_keras`` for HF TF models, from the probe; a Keras 3 optimizer fails on them);
+  an ``Adam(...)`` at 1e-3 or more gets ``learning_rate=5e-5``.
+* ``TrainingArguments(learning_rate=X)`` with X >= 1e-3 gets 5e-5.
+* ``torch.optim.Adam/AdamW(params)`` with no ``lr`` or ``lr`` >= 1e-3 gets ``lr=5e-5``.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
+
+from autofix.categories import LR_TOO_HIGH
+from autofix.recipe import (
+    TF_MODEL_PATTERN,
+    Example,
+    NotApplicable,
+    Recipe,
+    append_keyword,
+    code,
+    keyword,
+    replace_keyword,
+)
+from autofix.types import KerasFacts
+
+TOO_HIGH = LR_TOO_HIGH
+#: The rate the fix sets: TrainingArguments' default, inside the course's 1e-5..1e-4.
+FINE_TUNING_LR = "5e-5"
+_TORCH_ADAM = r"torch\.optim(\.adamw?)?\.(Adam|AdamW)"
+_KERAS_ADAM = r"(tf_keras|keras|tensorflow\.keras)(\.[\w.]*)?\.optimizers(\.[\w.]*)?\.Adam\w*"
+_TRAINING_ARGS = r"transformers(\.[\w.]*)?\.(Seq2Seq)?TrainingArguments"
+
+
+def _value(node: cst.BaseExpression) -> float | None:
+    """The number a literal like ``1e-3`` or ``0.001`` stands for (else ``None``)."""
+    try:
+        value = cst.ensure_type(node, cst.Float).evaluated_value \
+            if isinstance(node, cst.Float) else cst.ensure_type(node, cst.Integer).evaluated_value
+    except Exception:  # noqa: BLE001 - not a plain number literal
+        return None
+    return float(value)
+
+
+def _keras(num: int = 3) -> tuple[KerasFacts, ...]:
+    return (KerasFacts("tf_keras", "TFBertForSequenceClassification", True, num, "Adam", 1e-3,
+                       None, None),)
+
+
+class LowerLearningRate(Recipe):
+    id = "lr-too-high"
+    category = "lr-too-high"
+    title = "lower the learning rate to 5e-5 for fine-tuning"
+    TRACK = {"model": TF_MODEL_PATTERN}
+
+    examples = (
+        Example(
+            before=(
+                "from transformers import TFAutoModelForSequenceClassification\n"
+                "model = TFAutoModelForSequenceClassification.from_pretrained(ckpt)\n"
+                'model.compile(optimizer="adam")\n'
+            ),
+            after=(
+                "from transformers import TFAutoModelForSequenceClassification\n"
+                "from tf_keras.optimizers import Adam\n"
+                "\n"
+                "model = TFAutoModelForSequenceClassification.from_pretrained(ckpt)\n"
+                "model.compile(optimizer=Adam(learning_rate=5e-5))\n"
+            ),
+            keras=_keras(),
+        ),
+        Example(  # a Keras optimizer object at 1e-3
+            before=(
+                "import tf_keras\n"
+                "opt = tf_keras.optimizers.Adam(learning_rate=1e-3)\n"
+            ),
+            after=(
+                "import tf_keras\n"
+                "opt = tf_keras.optimizers.Adam(learning_rate=5e-5)\n"
+            ),
+        ),
+        Example(  # hand-written PyTorch loop, default lr 1e-3
+            before=(
+                "import torch\n"
+                "optimizer = torch.optim.Adam(model.parameters())\n"
+            ),
+            after=(
+                "import torch\n"
+                "optimizer = torch.optim.Adam(model.parameters(), lr=5e-5)\n"
+            ),
+        ),
+        Example(  # TrainingArguments, alias import
+            before=(
+                "from transformers import TrainingArguments as TA\n"
+                "args = TA('out', learning_rate=0.001, num_train_epochs=1)\n"
+            ),
+            after=(
+                "from transformers import TrainingArguments as TA\n"
+                "args = TA('out', learning_rate=5e-5, num_train_epochs=1)\n"
+            ),
+        ),
+        Example(  # already a fine-tuning rate
+            before=(
+                "from torch.optim import AdamW\n"
+                "from transformers import TrainingArguments\n"
+                "optimizer = AdamW(model.parameters(), lr=2e-5)\n"
+                "args = TrainingArguments('out', learning_rate=3e-5)\n"
+            ),
+        ),
+    )
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        new = super().transform_module_impl(tree)
+        if not self.edits:
+            raise NotApplicable(f"no learning rate >= {TOO_HIGH:g} found in the code "
+                                "(\"adam\", Adam(), AdamW(), TrainingArguments)")
+        return new
+
+    def _lower(self, node: cst.Call, call: cst.Call, name: str, what: str,
+               default_too_high: bool) -> cst.Call:
+        arg = keyword(call, name)
+        if arg is None:
+            if not default_too_high:
+                return call
+            self.changed(node, f"{what}: {name}={FINE_TUNING_LR} (default was 1e-3)")
+            return append_keyword(call, name, cst.Float(FINE_TUNING_LR))
+        value = _value(arg.value)
+        if value is None or value < TOO_HIGH:
+            return call
+        self.changed(node, f"{what}: {name}={code(arg.value)} -> {FINE_TUNING_LR}")
+        return replace_keyword(call, name, cst.Float(FINE_TUNING_LR))
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        func = original_node.func
+        if self.is_qualified(func, _TORCH_ADAM):
+            return self._lower(original_node, updated_node, "lr", code(func), True)
+        if self.is_qualified(func, _KERAS_ADAM):
+            return self._lower(original_node, updated_node, "learning_rate", code(func), True)
+        if self.is_qualified(func, _TRAINING_ARGS):
+            return self._lower(original_node, updated_node, "learning_rate", code(func), False)
+        if (isinstance(func, cst.Attribute) and func.attr.value == "compile"
+                and isinstance(func.value, cst.Name)
+                and func.value.value in self.assigned.get("model", [])):
+            return self._keras_string(original_node, updated_node)
+        return updated_node
+
+    def _keras_string(self, node: cst.Call, call: cst.Call) -> cst.Call:
+        arg = keyword(call, "optimizer")
+        if arg is None and call.args and call.args[0].keyword is None:
+            arg = call.args[0]
+        if arg is None or not isinstance(arg.value, cst.SimpleString) \
+                or arg.value.evaluated_value.lower() != "adam":
+            return call
+        keras_module = next((k.keras for k in self.rc.keras if k.keras), "tf_keras")
+        AddImportsVisitor.add_needed_import(self.context, f"{keras_module}.optimizers", "Adam")
+        self.changed(node, f'optimizer="adam" (1e-3) -> {keras_module}.optimizers.'
+                           f"Adam(learning_rate={FINE_TUNING_LR})")
+        new_value = cst.parse_expression(f"Adam(learning_rate={FINE_TUNING_LR})")
+        return call.with_changes(args=[a.with_changes(value=new_value) if a is arg else a
+                                       for a in call.args])
+
+    def summary(self) -> str:
+        return f"lower the learning rate for fine-tuning ({'; '.join(self.edits)})"

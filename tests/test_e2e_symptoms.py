@@ -1,0 +1,75 @@
+"""Training symptoms through the real PyTorch stack on CPU: stalled loss and NaN loss."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import git
+import pytest
+
+from .conftest import SAMPLES, TEST_SCRIPTS, run_autofix, snapshot, trailers
+
+Repo = Callable[[dict[str, str | Path]], git.Repo]
+pytestmark = pytest.mark.e2e
+
+
+def repair(repo: git.Repo, script: str) -> tuple[int, dict[str, object], str]:
+    root = Path(str(repo.working_tree_dir))
+    done = run_autofix([script, "--branch", "fixes", "--report", "../report.json"], root)
+    report = json.loads((root.parent / "report.json").read_text())
+    return done.returncode, report, done.stdout + done.stderr
+
+
+def test_hand_written_loop_stall_is_lr_too_high(scratch_repo: Repo) -> None:
+    repo = scratch_repo({"train.py": SAMPLES / "course_pt_loop_mnli.py",
+                         "data": SAMPLES / "data"})
+    before = snapshot(repo)
+    code, report, out = repair(repo, "train.py")
+    assert code == 0, out
+    assert snapshot(repo) == before
+    runs = report["runs"]
+    assert isinstance(runs, list)
+    assert runs[0]["category"] == "lr-too-high"
+    assert "stalled near chance" in runs[0]["evidence"]
+    assert runs[-1]["outcome"] == "ok"  # the proof run: clearly under ln 3, no symptom
+    assert trailers(repo, "fixes", "main") == ["lr-too-high"]
+    source = (repo.commit("fixes").tree / "train.py").data_stream.read().decode()
+    assert "torch.optim.Adam(model.parameters(), lr=5e-5)" in source
+    message = str(repo.commit("fixes").message)
+    assert "Run 1 showed stalled-loss:" in message and "Autofix-Via: stalled-loss" in message
+
+
+def test_symptom_fix_that_does_not_help_is_dropped(scratch_repo: Repo) -> None:
+    """Labels unrelated to the text cannot be learned: lowering the lr cannot end the
+    stall, so the lr-too-high commit must be dropped and the report must say so."""
+    source = (SAMPLES / "course_pt_loop_mnli.py").read_text()
+    marker = 'tokenized_datasets.set_format("torch")'
+    assert marker in source
+    source = source.replace(marker, "tokenized_datasets = tokenized_datasets.map(\n"
+                            "    lambda ex, i: {\"labels\": (i * 7919) % 3}, with_indices=True\n"
+                            ")\n" + marker)
+    repo = scratch_repo({"train.py": source, "data": SAMPLES / "data"})
+    code, report, out = repair(repo, "train.py")
+    assert code == 1, out
+    assert report["status"] == "gave_up"
+    assert report["fixes"] == []
+    reason = str(report["reason"])
+    assert "did not help" in reason and "dropped" in reason
+    assert "fixes" not in repo.heads
+
+
+def test_real_nan_is_traced_to_its_step_and_samples(scratch_repo: Repo) -> None:
+    repo = scratch_repo({"train.py": TEST_SCRIPTS / "nan_all_ignored.py",
+                         "data": SAMPLES / "data"})
+    code, report, out = repair(repo, "train.py")
+    assert code == 1, out
+    runs = report["runs"]
+    assert isinstance(runs, list) and len(runs) == 1
+    assert runs[0]["category"] == "nan-loss"
+    evidence = runs[0]["evidence"]
+    assert "loss is nan at step 3" in evidence
+    assert "all 16 labels of that batch are -100" in evidence
+    assert "batch sample 0: label -100" in out
+    assert "fixes" not in repo.heads

@@ -1,0 +1,63 @@
+"""End to end through real TensorFlow / tf-keras (transformers 4.57 env) on CPU.
+
+The course's TensorFlow MNLI script fails three times (label column name, ragged batch,
+label out of range) and then trains but stalls; autofix must fix all of it, the last
+fixes ending the stall, and prove it with a falling loss.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import git
+import pytest
+
+from .conftest import SAMPLES, run_autofix, snapshot, trailers
+
+Repo = Callable[[dict[str, str | Path]], git.Repo]
+pytestmark = pytest.mark.e2e
+
+
+def test_course_tf_script(scratch_repo: Repo, v4_python: str) -> None:
+    repo = scratch_repo({"course_tf_mnli.py": SAMPLES / "course_tf_mnli.py",
+                         "data": SAMPLES / "data"})
+    root = Path(str(repo.working_tree_dir))
+    before = snapshot(repo)
+    done = run_autofix(["course_tf_mnli.py", "--branch", "fixes", "--python", v4_python,
+                        "--report", "../report.json"], root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert snapshot(repo) == before
+    assert trailers(repo, "fixes", "main") == [
+        "label-column-name", "ragged-batch", "label-out-of-range", "keras-string-loss",
+        "lr-too-high"]
+    report = json.loads((root.parent / "report.json").read_text())
+    assert report["status"] == "fixed"
+    runs = report["runs"]
+    assert [r["category"] for r in runs] == [
+        "label-column-name", "ragged-batch", "label-out-of-range", "keras-string-loss", ""]
+    assert "Column labels not found in dataset" in runs[0]["evidence"]
+    assert "all input arrays must have the same shape" in runs[1]["evidence"]
+    assert "Received a label value of 2" in runs[2]["evidence"]
+    assert "stalled" in runs[3]["evidence"] and "lr-too-high" in runs[3]["evidence"]
+    assert runs[4]["outcome"] == "budget"
+    source = (repo.commit("fixes").tree / "course_tf_mnli.py").data_stream.read().decode()
+    assert 'tokenized_datasets.rename_column("label", "labels")' in source
+    assert source.count('collate_fn=DataCollatorWithPadding(tokenizer, return_tensors="tf")') \
+        == 2
+    assert "from tf_keras.optimizers import Adam" in source
+    assert "model.compile(optimizer=Adam(learning_rate=5e-5))" in source
+    assert "num_labels=3" in source
+
+    # the branch's script trains with a falling loss, on its own
+    tree = root.parent / "branch"
+    repo.git.worktree("add", str(tree), "fixes")
+    trained = subprocess.run([v4_python, "course_tf_mnli.py"], cwd=tree, capture_output=True,
+                             text=True, timeout=900, stdin=subprocess.DEVNULL)
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    running = [float(x) for x in re.findall(r"loss: ([0-9.]+)", trained.stdout)]
+    assert running, trained.stdout[-2000:]
+    assert running[-1] < 0.9 * 1.0986 and running[-1] < running[0]

@@ -1,0 +1,109 @@
+"""The symptom rules (``autofix/child/symptoms.py``) and their diagnosis."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from autofix.child.symptoms import MIN_STEPS, WINDOW, LossMonitor
+from autofix.diagnosis import diagnose_symptom
+from autofix.types import (
+    KerasFacts,
+    ProbeReport,
+    RunOutcome,
+    RunResult,
+    SampleLoss,
+    StepRecord,
+    SymptomReport,
+)
+
+
+def feed(monitor: LossMonitor, losses: list[float]) -> list[str]:
+    return [s.kind for s in (monitor.add(x) for x in losses) if s is not None]
+
+
+def test_flat_loss_at_chance_is_stalled_at_min_steps() -> None:
+    monitor = LossMonitor(3)
+    found = [(i + 1, s) for i, s in enumerate(monitor.add(1.0986) for _ in range(60)) if s]
+    assert found and found[0][0] == MIN_STEPS
+    assert found[0][1].kind == "stalled-loss"
+    assert "ln 3" in found[0][1].evidence
+
+
+def test_fall_then_back_to_chance_is_stalled() -> None:
+    losses = [1.1] * 10 + [0.8] * 25 + [1.12] * 15  # Adam at 1e-3: falls, comes back
+    kinds = feed(LossMonitor(3), losses)
+    assert kinds and kinds[0] == "stalled-loss"
+
+
+def test_healthy_curve_is_silent_and_proves_learning() -> None:
+    # shape measured on the sample at lr 5e-5: flat ~15 steps, then falling
+    losses = [1.10] * 15 + [1.10 - 0.02 * i for i in range(45)]
+    monitor = LossMonitor(3)
+    assert feed(monitor, losses) == []
+    assert monitor.clearly_learning()
+
+
+def test_no_chance_level_without_num_classes() -> None:
+    assert feed(LossMonitor(None), [1.1] * 80) == []
+
+
+def test_first_nan_is_reported_at_its_step() -> None:
+    monitor = LossMonitor(3)
+    symptoms = [monitor.add(x) for x in [1.0, 0.9, math.nan, 0.8]]
+    assert symptoms[2] is not None and symptoms[2].kind == "nan-loss"
+    assert symptoms[2].step == 3 and "step 3" in symptoms[2].evidence
+
+
+def test_not_proven_with_too_few_steps() -> None:
+    monitor = LossMonitor(3, [0.2] * (WINDOW - 1))
+    assert not monitor.clearly_learning()
+
+
+def run_with(report: ProbeReport) -> RunResult:
+    return RunResult(RunOutcome.OK, 0, 1.0, "", 0, report)
+
+
+def test_stall_root_causes_from_facts() -> None:
+    keras = KerasFacts("tf_keras", "TFBertForSequenceClassification", True, 3, "Adam", 1e-3,
+                       "sparse_categorical_crossentropy", None)
+    report = ProbeReport(keras=[keras],
+                         steps=[StepRecord(i, 1.1, 0.0010000000474974513) for i in range(1, 41)],
+                         symptom=SymptomReport("stalled-loss", 40, "loss stalled near chance"))
+    diag = diagnose_symptom(run_with(report))
+    assert diag is not None
+    assert diag.causes == ("keras-string-loss", "lr-too-high")
+    assert diag.category == "keras-string-loss" and diag.via == "stalled-loss"
+
+
+def test_stall_without_known_cause() -> None:
+    report = ProbeReport(steps=[StepRecord(i, 1.1, 5e-5) for i in range(1, 41)],
+                         symptom=SymptomReport("stalled-loss", 40, "loss stalled near chance"))
+    diag = diagnose_symptom(run_with(report))
+    assert diag is not None and diag.category == "stalled-loss" and diag.causes == ()
+
+
+def test_nan_from_labels_outside_the_head_is_label_out_of_range() -> None:
+    samples = (SampleLoss(0, 0, 0.7), SampleLoss(1, 2, None), SampleLoss(2, 1, 0.6))
+    report = ProbeReport(symptom=SymptomReport("nan-loss", 5, "loss is nan at step 5", 2, 2,
+                                               samples))
+    diag = diagnose_symptom(run_with(report))
+    assert diag is not None and diag.category == "label-out-of-range"
+    assert diag.via == "nan-loss" and "[2]" in diag.evidence and "[1]" in diag.evidence
+
+
+def test_nan_from_an_all_ignored_batch() -> None:
+    samples = tuple(SampleLoss(i, -100, None) for i in range(4))
+    report = ProbeReport(symptom=SymptomReport("nan-loss", 3, "loss is nan at step 3", 3, 3,
+                                               samples))
+    diag = diagnose_symptom(run_with(report))
+    assert diag is not None and diag.category == "nan-loss"
+    assert "step 3" in diag.evidence and "all 4 labels of that batch are -100" in diag.evidence
+    assert diag.details[0] == "batch sample 0: label -100, loss n/a"
+
+
+def test_symptoms_module_is_stdlib_only() -> None:
+    """It runs inside the user's interpreter, where autofix is not installed."""
+    source = (Path(__file__).parent.parent / "autofix" / "child" / "symptoms.py").read_text()
+    imports = [ln for ln in source.splitlines() if ln.startswith(("import ", "from "))]
+    assert all(not ln.split()[1].startswith(("autofix", "torch", "numpy")) for ln in imports)
