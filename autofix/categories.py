@@ -83,6 +83,16 @@ CATEGORIES: tuple[Category, ...] = (
         examples=("sim-v5.txt", "sim-v4.txt"),
     ),
     Category(
+        id="api-drift",
+        title="a course script on today's libraries: a renamed or removed API",
+        patterns=(
+            r"unexpected keyword argument '(evaluation_strategy|eval_strategy|tokenizer|"
+            r"processing_class)'",
+            r"cannot import name '(AdamW|load_metric)' from '(transformers|datasets)",
+        ),
+        examples=(),
+    ),
+    Category(
         id="raw-dataset",
         title="the untokenized dataset reaches Trainer",
         patterns=(
@@ -101,6 +111,16 @@ CATEGORIES: tuple[Category, ...] = (
             r"all input arrays must have the same shape",
         ),
         examples=("v5.txt", "v4.txt", "v4-tf.txt"),
+    ),
+    Category(
+        id="metric-on-logits",
+        title="compute_metrics compares logits with class ids",
+        patterns=(
+            r"only (length-1|size-1) arrays can be converted to Python scalars",
+            r"mix of multiclass and continuous-multioutput targets",
+            r"operands could not be broadcast together with shapes \(\d+,\d+\) \(\d+,\)",
+        ),
+        examples=(),
     ),
     Category(
         id="label-column-name",
@@ -129,6 +149,17 @@ CATEGORIES: tuple[Category, ...] = (
         ),
         examples=("v5.txt", "v4.txt", "v4-tf.txt"),
     ),
+)
+
+#: Faults that show with another category's face, told apart by the probe's facts.
+STRING_LABELS = Category(
+    id="string-labels",
+    title="the label column holds strings, not class ids",
+    hint="the probe found strings in the label column: class-encode it",
+)
+MAP_RETURNS_NOTHING = Category(
+    id="map-returns-nothing",
+    title="the function given to Dataset.map returns nothing, so the data stay raw",
 )
 
 #: Training symptoms, confirmed by the probe while the script trains (no traceback).
@@ -171,7 +202,8 @@ UNKNOWN = Category(
     hint="the key traceback lines are shown; no recipe was tried",
 )
 
-_BY_ID = {c.id: c for c in (*CATEGORIES, *SYMPTOMS, *ROOT_CAUSES, TIMEOUT, UNKNOWN)}
+_HIDDEN = (STRING_LABELS, MAP_RETURNS_NOTHING)
+_BY_ID = {c.id: c for c in (*CATEGORIES, *_HIDDEN, *SYMPTOMS, *ROOT_CAUSES, TIMEOUT, UNKNOWN)}
 
 
 def get_category(category_id: str) -> Category:
@@ -181,4 +213,4 @@ def get_category(category_id: str) -> Category:
 
 def all_categories() -> tuple[Category, ...]:
     """Every category: traceback ones, symptoms, root causes, ``timeout``, ``unknown``."""
-    return (*CATEGORIES, *SYMPTOMS, *ROOT_CAUSES, TIMEOUT, UNKNOWN)
+    return (*CATEGORIES, *_HIDDEN, *SYMPTOMS, *ROOT_CAUSES, TIMEOUT, UNKNOWN)

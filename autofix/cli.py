@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 from pathlib import Path
 from typing import Annotated, Any
 
 import git
 import typer
 from rich.console import Console
+from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperGroup
 
+from autofix.batch import BatchOptions, Row, batch_json, batch_markdown, run_batch
 from autofix.engine import Options, repair
 from autofix.errors import AutofixError
 from autofix.registry import all_recipes
@@ -144,6 +147,76 @@ def _write(path: Path | None, document: dict[str, Any], err: Console) -> None:
     except OSError as exc:
         err.print(f"[bold red]error:[/bold red] cannot write --report {path}: {exc}")
         raise typer.Exit(EXIT_USAGE) from None
+
+
+def _rows_table(rows: list[Row]) -> Table:
+    table = Table("script", "status", "run", "fixes", "last", "seconds")
+    for row in rows:
+        style = {"fixed": "green", "clean": "green", "gave_up": "yellow", "error": "red",
+                 "interrupted": "red", "running": "cyan"}.get(row.status, "dim")
+        table.add_row(row.path, f"[{style}]{row.status}[/{style}]", str(row.run or ""),
+                      str(row.fixes), escape(row.error or row.note), f"{row.seconds:.0f}")
+    return table
+
+
+@app.command("batch")
+def batch(
+    paths: Annotated[list[str], typer.Argument(
+        help="Scripts, notebooks, folders (searched recursively) or globs.")],
+    jobs: Annotated[int, typer.Option(
+        help="Scripts repaired at once (default: the number of cores).", min=1)
+    ] = os.cpu_count() or 1,
+    branch_prefix: Annotated[str, typer.Option(
+        help="Each script's branch is this prefix + its path in the repo.")] = "autofix/",
+    python: Annotated[str | None, typer.Option(
+        help="Interpreter of the training environment.")] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds per run (0: none).", min=0)] = 600.0,
+    max_steps: Annotated[int, typer.Option(help="Optimizer steps per run.", min=1)] = 60,
+    max_iterations: Annotated[int, typer.Option(help="Most fixes per script.", min=1)] = 8,
+    report: Annotated[Path | None, typer.Option(
+        help="JSON report; a Markdown report for people is written next to it (.md).")
+    ] = None,
+) -> None:
+    """Repair many scripts and notebooks, each on its own branch from the same HEAD."""
+    console = Console(highlight=False)
+    err = Console(stderr=True, highlight=False)
+    problem = _report_problem(report)
+    if problem:
+        err.print(f"[bold red]error:[/bold red] --report {report}: {problem}")
+        raise typer.Exit(EXIT_USAGE)
+    template = Options(script=Path("."), python=python or default_python(),
+                       timeout=timeout or None, max_steps=max_steps,
+                       max_iterations=max_iterations)
+    cancel = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _interrupt)
+    rows: list[Row] = []
+    try:
+        with Live(console=console, refresh_per_second=4, transient=False) as live:
+            def changed(current: list[Row]) -> None:
+                rows[:] = current
+                live.update(_rows_table(current))
+
+            result_rows = run_batch(BatchOptions(paths, jobs, branch_prefix, template),
+                                    changed, cancel)
+    except AutofixError as exc:
+        err.print(f"[bold red]error:[/bold red] {escape(str(exc))}")
+        if exc.hint:
+            err.print(f"  hint: {escape(exc.hint)}")
+        raise typer.Exit(EXIT_USAGE) from None
+    except KeyboardInterrupt:
+        cancel.set()
+        err.print("[bold red]interrupted[/bold red]: running scripts stopped; their "
+                  "branches hold the fixes committed so far")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    console.print(_rows_table(result_rows))
+    if report is not None:
+        _write(report, batch_json(result_rows), err)
+        markdown = report.with_suffix(".md")
+        markdown.write_text(batch_markdown(result_rows), encoding="utf-8")
+        console.print(f"reports: {report}, {markdown}")
+    ok = all(r.status in ("fixed", "clean") for r in result_rows)
+    raise typer.Exit(EXIT_FIXED if ok else EXIT_GAVE_UP)
 
 
 def recipes_table() -> Table:

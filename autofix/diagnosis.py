@@ -90,9 +90,12 @@ def diagnose(run: RunResult, script: Path) -> Diagnosis:
             hint=UNKNOWN.hint,
         )
     category = classify(exc)
+    if category.id == "ragged-batch" and any(
+            d.label_kind == "str" for t in run.probe.trainers for d in t.datasets):
+        category = get_category("string-labels")  # same message: the labels decide
     frame = user_frame(exc, script)
     evidence = exc.headline()
-    quoted = category.matching_line(exc.message)
+    quoted = classify(exc).matching_line(exc.message)
     if quoted and quoted not in evidence:
         evidence = f"{exc.short_type}: {quoted}"
     hint = category.hint

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Protocol
 from autofix.categories import SYMPTOMS
 from autofix.child.symptoms import WINDOW, LossMonitor
 from autofix.diagnosis import diagnose, diagnose_symptom
+from autofix.documents import Program, document_for
 from autofix.errors import AutofixError
 from autofix.gitops import FixBranch, open_repo, prepare_branch
 from autofix.probe import losses_finite
@@ -56,6 +58,8 @@ class Options:
     max_iterations: int = 8
     resume: bool = False
     init: bool = False
+    base: str | None = None  # commit to branch from (batch mode: one HEAD for all)
+    cancel: threading.Event | None = None
 
 
 class Observer(Protocol):
@@ -91,13 +95,18 @@ def check_script(path: Path) -> Path:
         raise AutofixError(f"{path}: no such file")
     if path.is_dir():
         raise AutofixError(f"{path} is a directory", hint="give the training script's path")
-    if path.suffix != ".py":
-        raise AutofixError(f"{path} is not a Python script (.py)",
-                           hint="autofix repairs Python training scripts")
+    if path.suffix not in (".py", ".ipynb"):
+        raise AutofixError(f"{path} is not a Python script (.py) or notebook (.ipynb)",
+                           hint="autofix repairs Python training scripts and notebooks")
     try:
-        path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
     except (UnicodeDecodeError, OSError) as exc:
-        raise AutofixError(f"{path} cannot be read as UTF-8 Python source: {exc}") from None
+        raise AutofixError(f"{path} cannot be read as UTF-8 text: {exc}") from None
+    if path.suffix == ".ipynb":
+        try:
+            document_for(path).program(text)
+        except Exception as exc:  # nbformat raises several kinds for a broken notebook
+            raise AutofixError(f"{path} is not a readable Jupyter notebook: {exc}") from None
     return path.resolve()
 
 
@@ -110,9 +119,14 @@ def default_branch(script: Path) -> str:
 
 
 def commit_message(recipe: type[Recipe], outcome: RecipeOutcome, diag: Diagnosis, run_n: int,
-                   rel: str) -> str:
-    """The fix commit's message: subject, evidence, recipe summary and trailers."""
+                   rel: str, place: str = "") -> str:
+    """The fix commit's message: subject, evidence, recipe summary and trailers.
+
+    ``place`` names the failing line for a person (``"cell 3, line 2"`` in a notebook).
+    """
     where = f"{rel}:{diag.line}" if diag.line else rel
+    if place and not place.startswith("line "):
+        where = f"{rel}, {place}"
     symptom = symptom_of(diag)
     happened = f"showed {symptom}" if symptom else "failed with"
     lines = [f"autofix: {recipe.title}", "", f"Run {run_n} {happened}:", f"    {diag.evidence}"]
@@ -139,17 +153,26 @@ class _Session:
         self.versions = target_versions(options.python)
         repo = open_repo(self.script, init=options.init)
         self.branch: FixBranch = prepare_branch(
-            repo, self.script, options.branch or default_branch(self.script), options.resume)
+            repo, self.script, options.branch or default_branch(self.script), options.resume,
+            base=options.base)
         self.result = SessionResult(Status.ERROR, self.branch.branch, "not run")
         self.n = 0
+        self.document = document_for(self.script)
+
+    @property
+    def program(self) -> Program:
+        """The Python program the branch's current file stands for."""
+        return self.document.program(self.branch.source)
 
     def run(self, note: str = "", env: dict[str, str] | None = None) -> RunResult:
         self.n += 1
         self.observer.run_started(self.n, note)
         spec = RunSpec(python=self.o.python, script=self.script, cwd=self.o.cwd,
                        args=self.o.args, timeout=self.o.timeout, max_steps=self.o.max_steps,
-                       env=env or {})
-        return run_script(spec, self.branch.source, self.observer.output_line)
+                       env=env or {}, cancel=self.o.cancel)
+        program = self.program
+        self.result.skipped = program.skipped
+        return run_script(spec, program.source, self.observer.output_line)
 
     def record(self, run: RunResult, diag: Diagnosis | None) -> RunRecord:
         rec = RunRecord(n=self.n, outcome=run.outcome.value,
@@ -237,20 +260,27 @@ class _Session:
             return []
         probe = run.probe
         fixes, reasons = [], []
+        program = self.program
         for cause in causes:
             cause_diag = dataclasses.replace(diag, category=cause)
             rc = RecipeContext(diagnosis=cause_diag, versions={**self.versions, **probe.versions},
                                trainers=tuple(probe.trainers), script=self.script,
                                datasets=tuple(probe.datasets), keras=tuple(probe.keras))
             for recipe in recipes_for(cause):
-                outcome = apply_recipe(recipe, self.branch.source, rc)
+                outcome = apply_recipe(recipe, program.source, rc)
                 if outcome.status is not RecipeStatus.APPLIED:
                     reasons.append(f"{recipe.id}: {outcome.reason}")
                     continue
-                sha = self.branch.commit_fix(outcome.source, commit_message(
-                    recipe, outcome, cause_diag, self.n, self.branch.rel))
-                fix = FixRecord(cause, recipe.id, sha, self.branch.rel,
-                                outcome.line or diag.line, outcome.summary)
+                where = self.document.where(program, diag.line) if diag.line else ""
+                if recipe.category != cause:  # a root cause behind another face
+                    cause_diag = dataclasses.replace(cause_diag, category=recipe.category,
+                                                     via=diag.via or cause)
+                sha = self.branch.commit_fix(
+                    self.document.content(self.branch.source, outcome.source),
+                    commit_message(recipe, outcome, cause_diag, self.n, self.branch.rel, where))
+                program = self.program
+                fix = FixRecord(recipe.category, recipe.id, sha, self.branch.rel,
+                                outcome.line or diag.line, outcome.summary, self.n)
                 self.result.fixes.append(fix)
                 fixes.append(fix)
                 break

@@ -192,8 +192,10 @@ class FixBranch:
         return str(blob.data_stream.read().decode("utf-8"))
 
 
-def prepare_branch(repo: git.Repo, script: Path, branch: str, resume: bool) -> FixBranch:
-    """Set up the :class:`FixBranch` for ``script`` (an absolute path in ``repo``).
+def prepare_branch(repo: git.Repo, script: Path, branch: str, resume: bool,
+                   base: str | None = None) -> FixBranch:
+    """Set up the :class:`FixBranch` for ``script`` (an absolute path in ``repo``), from
+    commit ``base`` (default: HEAD).
 
     Raises :class:`AutofixError` when the branch exists without ``resume``, when
     ``resume`` names a branch that does not exist, or when it is the checked-out branch.
@@ -223,9 +225,9 @@ def prepare_branch(repo: git.Repo, script: Path, branch: str, resume: bool) -> F
         except KeyError:
             raise AutofixError(f"branch {branch} has no {rel}") from None
         return FixBranch(repo, branch, rel, tip, source, tip, True, False, resumed=True)
-    base = repo.head.commit.hexsha
+    base = base or repo.head.commit.hexsha
     try:
-        head_source: str | None = (repo.head.commit.tree / rel).data_stream.read().decode(
+        head_source: str | None = (repo.commit(base).tree / rel).data_stream.read().decode(
             "utf-8")
     except KeyError:
         head_source = None

@@ -68,6 +68,8 @@ class Recipe(VisitorBasedCodemodCommand):
     category: ClassVar[str] = ""
     title: ClassVar[str] = ""
     examples: ClassVar[tuple[Example, ...]] = ()
+    #: Other categories whose symptoms this recipe's root cause also produces.
+    also_fixes: ClassVar[tuple[str, ...]] = ()
     #: role -> regex of a call's qualified name; ``X = call(...)`` puts ``X`` under role in
     #: ``self.assigned`` (in source order, seen before the code that follows it).
     TRACK: ClassVar[dict[str, str]] = {}

@@ -16,6 +16,8 @@ def all_recipes() -> tuple[type[Recipe], ...]:
     """Every recipe class defined in a module of ``recipes/``, sorted by module name."""
     found: list[type[Recipe]] = []
     for info in sorted(pkgutil.iter_modules(recipes.__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
         module = importlib.import_module(f"recipes.{info.name}")
         for _, obj in inspect.getmembers(module, inspect.isclass):
             if issubclass(obj, Recipe) and obj is not Recipe and obj.__module__ == module.__name__:
@@ -24,5 +26,7 @@ def all_recipes() -> tuple[type[Recipe], ...]:
 
 
 def recipes_for(category: str) -> tuple[type[Recipe], ...]:
-    """The recipes that fix ``category`` (empty when there is none)."""
-    return tuple(r for r in all_recipes() if r.category == category)
+    """The recipes that fix ``category``: its own first, then those whose root cause shows
+    with the same face (``also_fixes``); empty when there is none."""
+    own = tuple(r for r in all_recipes() if r.category == category)
+    return own + tuple(r for r in all_recipes() if category in r.also_fixes)

@@ -56,6 +56,7 @@ class RunSpec:
     timeout: float | None = 600.0
     max_steps: int = 60
     env: Mapping[str, str] = field(default_factory=dict)
+    cancel: threading.Event | None = None  # set by batch mode on Ctrl-C: stop this run
 
 
 def target_versions(python: str) -> dict[str, str]:
@@ -174,6 +175,8 @@ def run_script(
                 if spec.timeout is not None and time.monotonic() - started > spec.timeout:
                     outcome = RunOutcome.TIMEOUT
                     break
+                if spec.cancel is not None and spec.cancel.is_set():
+                    raise KeyboardInterrupt
                 time.sleep(0.05)
         except KeyboardInterrupt:
             _kill_group(proc)

@@ -280,6 +280,7 @@ class FixRecord:
     file: str
     line: int
     summary: str = ""
+    run: int = 0  # the run whose diagnosis it fixes
 
 
 class Status(str, enum.Enum):
@@ -302,6 +303,7 @@ class SessionResult:
     fixes: list[FixRecord] = field(default_factory=list)
     interrupted: bool = False
     last_diagnosis: Diagnosis | None = None
+    skipped: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The ``--report`` JSON document (shape fixed by issue 2)."""
@@ -310,6 +312,7 @@ class SessionResult:
             "branch": self.branch if self.fixes else None,
             "reason": self.reason,
             "interrupted": self.interrupted,
+            "skipped": self.skipped,
             "runs": [
                 {
                     "n": r.n,

@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_scripts"
 TEST_SCRIPTS = Path(__file__).resolve().parent / "scripts"
 V4_PYTHON = ROOT / ".venv-v4" / "bin" / "python"
+OLD_PYTHON = ROOT / ".venv-old" / "bin" / "python"
 AUTOFIX = [sys.executable, "-m", "autofix"]
 
 
@@ -33,6 +34,14 @@ def v4_python() -> str:
     if not V4_PYTHON.exists():
         pytest.fail(f"{V4_PYTHON} is missing: run scripts/setup.sh (the test command does)")
     return str(V4_PYTHON)
+
+
+@pytest.fixture
+def old_python() -> str:
+    """The transformers 4.40 environment built by scripts/setup.sh (required, not skipped)."""
+    if not OLD_PYTHON.exists():
+        pytest.fail(f"{OLD_PYTHON} is missing: run scripts/setup.sh (the test command does)")
+    return str(OLD_PYTHON)
 
 
 def make_repo(path: Path, files: dict[str, str | Path]) -> git.Repo:

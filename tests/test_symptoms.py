@@ -36,6 +36,26 @@ def test_fall_then_back_to_chance_is_stalled() -> None:
     assert kinds and kinds[0] == "stalled-loss"
 
 
+def test_learning_then_coming_back_is_stopped_falling() -> None:
+    """Adam at 1e-3 on MiniLM, measured 10-step means of a real run (seed 2)."""
+    windows = [0.804, 1.087, 0.698, 0.573, 0.804, 0.875, 0.928, 1.089]
+    monitor = LossMonitor(3)
+    found = [s for w in windows for s in (monitor.add(w) for _ in range(10)) if s]
+    assert found and found[0].kind == "stalled-loss"
+    assert found[0].step <= 60 and "stopped falling" in found[0].evidence
+
+
+def test_measured_healthy_curves_are_silent() -> None:
+    """10-step means of healthy runs at lr 5e-5 (TF seeds 0-2, PyTorch loop seeds 0-2)."""
+    for windows in ([1.098, 1.066, 0.950, 0.722, 0.454, 0.245, 0.131, 0.088],
+                    [1.095, 1.077, 0.963, 0.769, 0.562, 0.336, 0.184, 0.113],
+                    [1.096, 1.065, 0.980, 0.758, 0.445, 0.248, 0.121, 0.084],
+                    [1.092, 1.043, 0.909, 0.680, 0.436, 0.201, 0.107, 0.077]):
+        monitor = LossMonitor(3)
+        assert [s for w in windows for s in (monitor.add(w) for _ in range(10)) if s] == []
+        assert monitor.clearly_learning()
+
+
 def test_healthy_curve_is_silent_and_proves_learning() -> None:
     # shape measured on the sample at lr 5e-5: flat ~15 steps, then falling
     losses = [1.10] * 15 + [1.10 - 0.02 * i for i in range(45)]

@@ -27,6 +27,7 @@ class State:
     steps = 0
     stop = ""  # "", "budget" or "symptom"
     in_trainer = 0  # >0 while Trainer.train runs: its own probe records the steps
+    evaluated = False  # the early evaluation ran (once per run)
     pending_loss: float | None = None  # last scalar given to Tensor.backward
     last_batch: Any = None  # (labels, logits, num_labels) of the last HF forward with labels
     monitor = LossMonitor()

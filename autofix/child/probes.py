@@ -27,7 +27,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from .events import AutofixStop, State, emit, record_step, set_num_classes
+from .events import MAX_STEPS, AutofixStop, State, emit, record_step, set_num_classes
 
 _LABEL_COLUMNS = ("labels", "label", "label_ids")
 
@@ -156,6 +156,9 @@ def patch_trainer(module: types.ModuleType) -> None:
         self.add_callback(StopWhenTold())
 
     def train(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if MAX_STEPS and not State.evaluated:
+            State.evaluated = True
+            evaluate_early(self)
         State.in_trainer += 1
         try:
             return original_train(self, *args, **kwargs)
@@ -181,6 +184,27 @@ def patch_trainer(module: types.ModuleType) -> None:
     trainer_cls.train = train
     trainer_cls.training_step = training_step
     trainer_cls._autofix_patched = True
+
+
+#: Rows of the evaluation set sent through ``evaluate`` before a verification run trains.
+EARLY_EVAL_ROWS = 32
+
+
+def evaluate_early(trainer: Any) -> None:
+    """Run ``evaluate`` (and so ``compute_metrics``) on a few eval rows before training.
+
+    A verification run stops after ``--max-steps`` steps, usually before the first
+    evaluation; faults of the evaluation path (``compute_metrics`` given logits) would stay
+    hidden. Their exceptions propagate as the script's own. Skipped when the Trainer has
+    no eval set or no ``compute_metrics``.
+    """
+    dataset = trainer.eval_dataset
+    if isinstance(dataset, dict):
+        dataset = next(iter(dataset.values()), None)
+    if dataset is None or trainer.compute_metrics is None or not hasattr(dataset, "select"):
+        return
+    emit("early_eval", rows=min(len(dataset), EARLY_EVAL_ROWS))
+    trainer.evaluate(eval_dataset=dataset.select(range(min(len(dataset), EARLY_EVAL_ROWS))))
 
 
 # --- PyTorch: hand-written loops and per-sample losses ----------------------------------

@@ -1,0 +1,135 @@
+"""What autofix runs and patches: a Python script, or a Jupyter notebook as one program.
+
+A notebook's code cells run in order as one program. IPython magics (``%time``,
+``%%capture``) and shell lines (``!pip install ...``) are not run: each becomes a comment
+placeholder on its own line, so line numbers still map 1:1 to cell lines, and the skipped
+lines are listed in the report. Every cell starts with a marker comment, so after a recipe
+rewrote the program it splits back into cells; only the cells whose code changed are
+written back (their outputs cleared), every other cell, the metadata and the outputs stay
+as they were. Reading and writing go through ``nbformat`` (no hand-written JSON).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+_MARKER = "# %% autofix cell {n}"
+_MARKER_RE = re.compile(r"^# %% autofix cell (\d+)$")
+_MAGIC = "# autofix-skipped: "
+#: Cell magics whose whole cell is not Python (its lines are all skipped).
+_FOREIGN_CELL_MAGICS = ("%%bash", "%%sh", "%%html", "%%javascript", "%%writefile", "%%latex",
+                        "%%markdown", "%%script", "%%perl", "%%ruby", "%%svg")
+
+
+@dataclass
+class Program:
+    """Python source built from a document, with the map back to its cells.
+
+    ``lines[i]`` is ``(cell index, 1-based line in the cell)`` for program line ``i + 1``
+    (``(-1, 0)`` for a script's own lines and for marker lines); ``skipped`` lists the
+    magic and shell lines that were not run, as ``"cell N: line"``.
+    """
+
+    source: str
+    lines: list[tuple[int, int]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+class Document:
+    """A ``.py`` script: the program is the file's text."""
+
+    kind = "script"
+
+    def program(self, content: str) -> Program:
+        """The program to run for the file text ``content``."""
+        return Program(content)
+
+    def content(self, old_content: str, new_program: str) -> str:
+        """The new file text after a recipe turned the program into ``new_program``."""
+        return new_program
+
+    def where(self, program: Program, line: int) -> str:
+        """How to name program line ``line`` to a person (``"line 12"``)."""
+        return f"line {line}"
+
+
+class NotebookDocument(Document):
+    """A ``.ipynb`` notebook (nbformat 4)."""
+
+    kind = "notebook"
+
+    def program(self, content: str) -> Program:
+        nb = nbformat.reads(content, as_version=nbformat.NO_CONVERT)  # type: ignore[no-untyped-call]
+        out: list[str] = []
+        lines: list[tuple[int, int]] = []
+        skipped: list[str] = []
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
+            out.append(_MARKER.format(n=index))
+            lines.append((index, 0))
+            source_lines = cell.source.split("\n")
+            foreign = source_lines[0].strip().startswith(_FOREIGN_CELL_MAGICS)
+            for number, line in enumerate(source_lines, 1):
+                stripped = line.strip()
+                if foreign or stripped.startswith(("%", "!")):
+                    skipped.append(f"cell {index}: {stripped}")
+                    indent = line[: len(line) - len(line.lstrip())]
+                    out.append(f"{indent}{_MAGIC}{line.lstrip()}")
+                else:
+                    out.append(line)
+                lines.append((index, number))
+        return Program("\n".join(out) + "\n", lines, skipped)
+
+    def content(self, old_content: str, new_program: str) -> str:
+        nb = nbformat.reads(old_content, as_version=nbformat.NO_CONVERT)  # type: ignore[no-untyped-call]
+        cells: dict[int, list[str]] = {}
+        current: list[str] | None = None
+        preamble: list[str] = []
+        program_lines = new_program.split("\n")
+        if program_lines and program_lines[-1] == "":
+            program_lines.pop()  # the newline that ends the program, not part of a cell
+        for line in program_lines:
+            marker = _MARKER_RE.match(line)
+            if marker:
+                current = cells.setdefault(int(marker.group(1)), [])
+            elif current is None:
+                preamble.append(line)  # e.g. an import a recipe put above the first cell
+            else:
+                current.append(line)
+        for index, new_lines in cells.items():
+            if index == min(cells):
+                new_lines[:0] = [ln for ln in preamble if ln.strip()]
+            text = "\n".join(_restore(ln) for ln in new_lines)
+            cell = nb.cells[index]
+            if text != cell.source:
+                cell.source = text
+                cell.outputs = []
+                cell.execution_count = None
+        written: str = nbformat.writes(nb, version=nbformat.NO_CONVERT)  # type: ignore[no-untyped-call]
+        if old_content.endswith("\n") and not written.endswith("\n"):
+            written += "\n"  # as nbformat.write and Jupyter leave it
+        return written
+
+    def where(self, program: Program, line: int) -> str:
+        if 0 < line <= len(program.lines):
+            cell, number = program.lines[line - 1]
+            if cell >= 0:
+                return f"cell {cell}, line {number}"
+        return f"line {line}"
+
+
+def _restore(line: str) -> str:
+    stripped = line.lstrip()
+    if stripped.startswith(_MAGIC):
+        return line[: len(line) - len(stripped)] + stripped[len(_MAGIC):]
+    return line
+
+
+def document_for(path: Path) -> Document:
+    """The :class:`Document` handling ``path`` (by suffix: ``.ipynb`` or ``.py``)."""
+    return NotebookDocument() if path.suffix == ".ipynb" else Document()

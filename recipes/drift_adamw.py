@@ -1,0 +1,79 @@
+"""api-drift: ``from transformers import AdamW`` (removed) -> ``torch.optim.AdamW``.
+
+transformers deprecated its own ``AdamW`` for PyTorch's and then removed it ("cannot
+import name 'AdamW' from 'transformers'"). PyTorch's always corrects the bias, so a
+``correct_bias=`` argument is dropped with it.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
+
+from autofix.recipe import Example, NotApplicable, Recipe, remove_keyword
+
+
+class AdamWFromTorch(Recipe):
+    id = "drift-adamw"
+    category = "api-drift"
+    title = "import AdamW from torch.optim (transformers removed its own)"
+
+    examples = (
+        Example(
+            before=("from transformers import AdamW, get_scheduler\n"
+                    "optimizer = AdamW(model.parameters(), lr=5e-5, correct_bias=True)\n"),
+            after=("from transformers import get_scheduler\n"
+                   "from torch.optim import AdamW\n"
+                   "\n"
+                   "optimizer = AdamW(model.parameters(), lr=5e-5)\n"),
+            evidence="ImportError: cannot import name 'AdamW' from 'transformers'",
+        ),
+        Example(
+            before="from transformers import AdamW\noptimizer = AdamW(params, lr=5e-5)\n",
+            after="from torch.optim import AdamW\n\noptimizer = AdamW(params, lr=5e-5)\n",
+            evidence="ImportError: cannot import name 'AdamW' from 'transformers'",
+        ),
+        Example(  # already PyTorch's
+            before="from torch.optim import AdamW\noptimizer = AdamW(params, lr=5e-5)\n",
+            evidence="ImportError: cannot import name 'AdamW' from 'transformers'",
+        ),
+    )
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        if "AdamW" not in self.rc.diagnosis.evidence:
+            raise NotApplicable("the error is not about transformers.AdamW")
+        new = super().transform_module_impl(tree)
+        if not self.edits:
+            raise NotApplicable("no `from transformers import AdamW` in the code")
+        return new
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom,
+                         updated_node: cst.ImportFrom
+                         ) -> cst.ImportFrom | cst.RemovalSentinel:
+        module = updated_node.module
+        if not isinstance(module, cst.Name) or module.value != "transformers" \
+                or isinstance(updated_node.names, cst.ImportStar):
+            return updated_node
+        kept = [a for a in updated_node.names
+                if not (isinstance(a.name, cst.Name) and a.name.value == "AdamW")]
+        if len(kept) == len(updated_node.names):
+            return updated_node
+        self.changed(original_node, "from transformers import AdamW -> from torch.optim")
+        AddImportsVisitor.add_needed_import(self.context, "torch.optim", "AdamW")
+        if not kept:
+            return cst.RemoveFromParent()
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated_node.with_changes(names=kept)
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        func = updated_node.func
+        if isinstance(func, cst.Name) and func.value == "AdamW" and any(
+                a.keyword is not None and a.keyword.value == "correct_bias"
+                for a in updated_node.args):
+            self.changed(original_node, "dropped correct_bias= (torch's AdamW always "
+                                        "corrects the bias)")
+            return remove_keyword(updated_node, "correct_bias")
+        return updated_node
+
+    def summary(self) -> str:
+        return "; ".join(dict.fromkeys(self.edits))

@@ -1,0 +1,72 @@
+"""api-drift: ``from datasets import load_metric`` (removed in datasets 3.0) -> ``evaluate``.
+
+Metrics moved to the ``evaluate`` library: ``load_metric("glue", "mrpc")`` becomes
+``evaluate.load("glue", "mrpc")``. Note: ``evaluate.load`` downloads the metric's code
+from the Hugging Face Hub at run time (offline, it needs a local copy); the commit says so.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
+
+from autofix.recipe import Example, NotApplicable, Recipe
+
+NOTE = "evaluate.load downloads the metric from the Hugging Face Hub at run time"
+
+
+class LoadMetricFromEvaluate(Recipe):
+    id = "drift-load-metric"
+    category = "api-drift"
+    title = "load metrics with evaluate.load (datasets removed load_metric)"
+
+    examples = (
+        Example(
+            before=("from datasets import load_dataset, load_metric\n"
+                    "metric = load_metric('glue', 'mrpc')\n"),
+            after=("from datasets import load_dataset\n"
+                   "import evaluate\n"
+                   "\n"
+                   "metric = evaluate.load('glue', 'mrpc')\n"),
+            evidence="ImportError: cannot import name 'load_metric' from 'datasets'",
+        ),
+        Example(  # already on evaluate
+            before="import evaluate\nmetric = evaluate.load('accuracy')\n",
+            evidence="ImportError: cannot import name 'load_metric' from 'datasets'",
+        ),
+    )
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        if "load_metric" not in self.rc.diagnosis.evidence:
+            raise NotApplicable("the error is not about datasets.load_metric")
+        new = super().transform_module_impl(tree)
+        if not self.edits:
+            raise NotApplicable("no `from datasets import load_metric` in the code")
+        return new
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom,
+                         updated_node: cst.ImportFrom
+                         ) -> cst.ImportFrom | cst.RemovalSentinel:
+        module = updated_node.module
+        if not isinstance(module, cst.Name) or module.value != "datasets" \
+                or isinstance(updated_node.names, cst.ImportStar):
+            return updated_node
+        kept = [a for a in updated_node.names
+                if not (isinstance(a.name, cst.Name) and a.name.value == "load_metric")]
+        if len(kept) == len(updated_node.names):
+            return updated_node
+        self.changed(original_node, "datasets.load_metric -> evaluate.load")
+        AddImportsVisitor.add_needed_import(self.context, "evaluate")
+        if not kept:
+            return cst.RemoveFromParent()
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated_node.with_changes(names=kept)
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        func = updated_node.func
+        if isinstance(func, cst.Name) and func.value == "load_metric":
+            return updated_node.with_changes(func=cst.parse_expression("evaluate.load"))
+        return updated_node
+
+    def summary(self) -> str:
+        return f"datasets.load_metric -> evaluate.load (note: {NOTE})"

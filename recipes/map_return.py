@@ -1,0 +1,86 @@
+"""map-returns-nothing: the function given to ``Dataset.map`` does not return its result.
+
+``map`` keeps a dataset unchanged when the function returns ``None``, so the "tokenized"
+dataset still holds raw text and the model gets no ``input_ids`` (the ``raw-dataset``
+symptoms, or ``IndexError`` on older releases). Fix: the function's last statement, the
+tokenizer call, is returned (or the variable it was assigned to).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+
+from autofix.recipe import Example, NotApplicable, Recipe
+
+_BEFORE = (
+    "def tokenize(examples):\n"
+    "    tokenizer(examples['premise'], truncation=True)  # tokenize\n"
+    "\n"
+    "tokenized = raw.map(tokenize, batched=True)\n"
+)
+
+
+class ReturnFromMapFunction(Recipe):
+    id = "map-returns-nothing"
+    category = "map-returns-nothing"
+    #: A map function without return shows the raw-dataset faces: try it there too.
+    also_fixes = ("raw-dataset",)
+    title = "return the result from the function given to Dataset.map"
+
+    examples = (
+        Example(
+            before=_BEFORE,
+            after=_BEFORE.replace("    tokenizer(", "    return tokenizer("),
+        ),
+        Example(
+            before=(
+                "def prep(batch):\n"
+                "    out = tok(batch['text'])\n"
+                "ds = ds.map(prep)\n"
+            ),
+            after=(
+                "def prep(batch):\n"
+                "    out = tok(batch['text'])\n"
+                "    return out\n"
+                "ds = ds.map(prep)\n"
+            ),
+        ),
+        Example(  # already returns
+            before="def f(x):\n    return tok(x['text'])\nds = ds.map(f)\n",
+        ),
+    )
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        self.functions = {
+            cst.ensure_type(c, cst.Call).args[0].value.value  # type: ignore[attr-defined]
+            for c in m.findall(tree, m.Call(func=m.Attribute(attr=m.Name("map")),
+                                            args=[m.Arg(value=m.Name(), keyword=None),
+                                                  m.ZeroOrMore()]))
+        }
+        new = super().transform_module_impl(tree)
+        if not self.edits:
+            raise NotApplicable("every function given to .map(...) returns a value")
+        return new
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef,
+                          updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        name = original_node.name.value
+        if name not in self.functions or m.findall(updated_node, m.Return()):
+            return updated_node
+        body = list(updated_node.body.body)
+        last = body[-1] if body else None
+        if not isinstance(last, cst.SimpleStatementLine) or len(last.body) != 1:
+            return updated_node
+        stmt = last.body[0]
+        if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
+            body[-1] = last.with_changes(body=[cst.Return(value=stmt.value)])
+            self.changed(original_node, f"{name} returns its tokenizer call")
+        elif isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 \
+                and isinstance(stmt.targets[0].target, cst.Name):
+            var = stmt.targets[0].target.value
+            body.append(cst.parse_statement(f"return {var}\n"))
+            self.changed(original_node, f"{name} returns {var}")
+        else:
+            return updated_node
+        return updated_node.with_changes(body=updated_node.body.with_changes(body=body))

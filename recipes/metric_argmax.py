@@ -1,0 +1,97 @@
+"""metric-on-logits: ``compute_metrics`` compares logits with class ids.
+
+``Trainer`` gives ``compute_metrics`` an ``EvalPrediction`` whose predictions are the
+model's logits (shape ``(n, num_labels)``); accuracy needs class ids. HF course (chapter 3,
+"Evaluation"): ``preds = np.argmax(predictions.predictions, axis=-1)``. Fix: right after
+the predictions are unpacked, ``predictions = np.argmax(predictions, axis=-1)``.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.codemod.visitors import AddImportsVisitor
+
+from autofix.recipe import TRAINER_PATTERN, Example, NotApplicable, Recipe, keyword
+
+
+class ArgmaxPredictions(Recipe):
+    id = "metric-on-logits"
+    category = "metric-on-logits"
+    title = "take the argmax of the logits before computing the metric"
+
+    examples = (
+        Example(
+            before=(
+                "from transformers import Trainer\n"
+                "\n"
+                "def compute_metrics(eval_pred):\n"
+                "    logits, labels = eval_pred  # unpack\n"
+                "    return {'accuracy': (logits == labels).mean()}\n"
+                "\n"
+                "trainer = Trainer(model, args, compute_metrics=compute_metrics)\n"
+            ),
+            after=(
+                "from transformers import Trainer\n"
+                "import numpy as np\n"
+                "\n"
+                "def compute_metrics(eval_pred):\n"
+                "    logits, labels = eval_pred  # unpack\n"
+                "    logits = np.argmax(logits, axis=-1)\n"
+                "    return {'accuracy': (logits == labels).mean()}\n"
+                "\n"
+                "trainer = Trainer(model, args, compute_metrics=compute_metrics)\n"
+            ),
+        ),
+        Example(  # already takes the argmax
+            before=(
+                "import numpy as np\n"
+                "from transformers import Trainer\n"
+                "def metrics(p):\n"
+                "    preds, labels = p\n"
+                "    preds = np.argmax(preds, axis=-1)\n"
+                "    return {'accuracy': (preds == labels).mean()}\n"
+                "Trainer(model, args, compute_metrics=metrics)\n"
+            ),
+        ),
+    )
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        self.functions: set[str] = set()
+        for call in m.findall(tree, m.Call()):
+            assert isinstance(call, cst.Call)
+            if self.is_qualified(call.func, TRAINER_PATTERN):
+                arg = keyword(call, "compute_metrics")
+                if arg is not None and isinstance(arg.value, cst.Name):
+                    self.functions.add(arg.value.value)
+        if not self.functions:
+            raise NotApplicable("no Trainer(compute_metrics=<function>) found")
+        new = super().transform_module_impl(tree)
+        if not self.edits:
+            raise NotApplicable(getattr(self, "reason", "compute_metrics does not unpack "
+                                "(predictions, labels) from its argument"))
+        return new
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef,
+                          updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        if original_node.name.value not in self.functions:
+            return updated_node
+        body = list(updated_node.body.body)
+        if m.findall(updated_node, m.Call(func=m.Attribute(attr=m.Name("argmax")))):
+            self.reason = f"{original_node.name.value} already takes an argmax"
+            return updated_node
+        for i, stmt in enumerate(body):
+            unpack = m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(
+                target=m.Tuple(elements=[m.Element(m.Name()), m.Element(m.Name())]))])])
+            if m.matches(stmt, unpack):
+                assign = cst.ensure_type(cst.ensure_type(stmt, cst.SimpleStatementLine)
+                                         .body[0], cst.Assign)
+                target = cst.ensure_type(assign.targets[0].target, cst.Tuple)
+                name = cst.ensure_type(target.elements[0].value, cst.Name).value
+                AddImportsVisitor.add_needed_import(self.context, "numpy", asname="np")
+                body.insert(i + 1, cst.parse_statement(f"{name} = np.argmax({name}, axis=-1)\n"))
+                self.changed(original_node, f"{name} = np.argmax({name}, axis=-1) in "
+                                            f"{original_node.name.value}")
+                return updated_node.with_changes(
+                    body=updated_node.body.with_changes(body=body))
+        return updated_node
