@@ -105,9 +105,7 @@ def fix(
         result = repair(options, observer)
     except AutofixError as exc:
         observer.close()
-        err.print(f"[bold red]error:[/bold red] {escape(str(exc))}")
-        if exc.hint:
-            err.print(f"  hint: {escape(exc.hint)}")
+        _print_error(err, exc)
         _write(report, error_report(str(exc)), err)
         raise typer.Exit(EXIT_USAGE) from None
     except git.GitCommandError as exc:
@@ -119,6 +117,12 @@ def fix(
     print_summary(console, result)
     _write(report, result.to_json(), err)
     raise typer.Exit(exit_code(result))
+
+
+def _print_error(err: Console, exc: AutofixError) -> None:
+    err.print(f"[bold red]error:[/bold red] {escape(str(exc))}")
+    if exc.hint:
+        err.print(f"  hint: {escape(exc.hint)}")
 
 
 def _report_problem(path: Path | None) -> str:
@@ -200,9 +204,7 @@ def batch(
             result_rows = run_batch(BatchOptions(paths, jobs, branch_prefix, template),
                                     changed, cancel)
     except AutofixError as exc:
-        err.print(f"[bold red]error:[/bold red] {escape(str(exc))}")
-        if exc.hint:
-            err.print(f"  hint: {escape(exc.hint)}")
+        _print_error(err, exc)
         raise typer.Exit(EXIT_USAGE) from None
     except KeyboardInterrupt:
         cancel.set()

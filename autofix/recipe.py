@@ -54,6 +54,10 @@ class Example:
         )
 
 
+class NotApplicable(SkipFile):
+    """Raised by a recipe when the code does not have the shape it fixes."""
+
+
 class Recipe(VisitorBasedCodemodCommand):
     """Base of every recipe in ``recipes/``.
 
@@ -68,6 +72,9 @@ class Recipe(VisitorBasedCodemodCommand):
     category: ClassVar[str] = ""
     title: ClassVar[str] = ""
     examples: ClassVar[tuple[Example, ...]] = ()
+    #: Why the recipe does not apply when it found nothing to change (``self.reason``,
+    #: set while visiting, says it more precisely).
+    nothing_to_do: ClassVar[str] = "nothing to change"
     #: Other categories whose symptoms this recipe's root cause also produces.
     also_fixes: ClassVar[tuple[str, ...]] = ()
     #: role -> regex of a call's qualified name; ``X = call(...)`` puts ``X`` under role in
@@ -78,6 +85,7 @@ class Recipe(VisitorBasedCodemodCommand):
         super().__init__(context)
         self.rc = recipe_context
         self.edits: list[str] = []
+        self.reason = ""
         self.first_line = 0
         self.assigned: dict[str, list[str]] = {role: [] for role in self.TRACK}
 
@@ -94,7 +102,22 @@ class Recipe(VisitorBasedCodemodCommand):
         names = self.assigned.get(role, [])
         return names[-1] if names else None
 
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        """Visit the module; raises :class:`NotApplicable` when nothing was changed."""
+        new = super().transform_module_impl(tree)
+        if not self.edits:
+            raise NotApplicable(self.reason or self.nothing_to_do)
+        return new
+
     # -- helpers for subclasses ---------------------------------------------------
+
+    def is_model_compile(self, node: cst.Call) -> bool:
+        """True for ``X.compile(...)`` where ``X`` holds a Hugging Face TF model (tracked
+        under the ``model`` role)."""
+        func = node.func
+        return (isinstance(func, cst.Attribute) and func.attr.value == "compile"
+                and isinstance(func.value, cst.Name)
+                and func.value.value in self.assigned.get("model", []))
 
     def qualified(self, node: cst.CSTNode) -> set[str]:
         """Qualified names of ``node`` (e.g. ``{"transformers.Trainer"}``)."""
@@ -116,10 +139,6 @@ class Recipe(VisitorBasedCodemodCommand):
         return "; ".join(dict.fromkeys(self.edits))
 
 
-class NotApplicable(SkipFile):
-    """Raised by a recipe when the code does not have the shape it fixes."""
-
-
 TRAINER_PATTERN = r"transformers(\.trainer(_seq2seq)?)?\.(Seq2Seq)?Trainer"
 TOKENIZER_PATTERN = r"transformers(\.[\w.]*)?\.\w*(Tokenizer\w*|Processor)\.from_pretrained"
 TF_MODEL_PATTERN = r"transformers(\.[\w.]*)?\.TF\w+\.from_pretrained"
@@ -128,6 +147,23 @@ TF_MODEL_PATTERN = r"transformers(\.[\w.]*)?\.TF\w+\.from_pretrained"
 def code(node: cst.CSTNode) -> str:
     """The source text of ``node``."""
     return cst.Module([]).code_for_node(node)
+
+
+def drop_import(node: cst.ImportFrom, module: str, name: str
+                ) -> cst.ImportFrom | cst.RemovalSentinel | None:
+    """``from module import ..., name, ...`` without ``name`` (the whole statement removed
+    when it was the only name); ``None`` when ``node`` does not import ``name`` from
+    ``module``."""
+    if not isinstance(node.module, cst.Name) or node.module.value != module \
+            or isinstance(node.names, cst.ImportStar):
+        return None
+    kept = [a for a in node.names if not (isinstance(a.name, cst.Name) and a.name.value == name)]
+    if len(kept) == len(node.names):
+        return None
+    if not kept:
+        return cst.RemoveFromParent()
+    kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return node.with_changes(names=kept)
 
 
 def remove_keyword(call: cst.Call, name: str) -> cst.Call:

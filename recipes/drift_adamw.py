@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.recipe import Example, NotApplicable, Recipe, remove_keyword
+from autofix.recipe import Example, NotApplicable, Recipe, drop_import, remove_keyword
 
 
 class AdamWFromTorch(Recipe):
@@ -42,28 +42,18 @@ class AdamWFromTorch(Recipe):
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         if "AdamW" not in self.rc.diagnosis.evidence:
             raise NotApplicable("the error is not about transformers.AdamW")
-        new = super().transform_module_impl(tree)
-        if not self.edits:
-            raise NotApplicable("no `from transformers import AdamW` in the code")
-        return new
+        self.reason = "no `from transformers import AdamW` in the code"
+        return super().transform_module_impl(tree)
 
     def leave_ImportFrom(self, original_node: cst.ImportFrom,
                          updated_node: cst.ImportFrom
                          ) -> cst.ImportFrom | cst.RemovalSentinel:
-        module = updated_node.module
-        if not isinstance(module, cst.Name) or module.value != "transformers" \
-                or isinstance(updated_node.names, cst.ImportStar):
-            return updated_node
-        kept = [a for a in updated_node.names
-                if not (isinstance(a.name, cst.Name) and a.name.value == "AdamW")]
-        if len(kept) == len(updated_node.names):
+        dropped = drop_import(updated_node, "transformers", "AdamW")
+        if dropped is None:
             return updated_node
         self.changed(original_node, "from transformers import AdamW -> from torch.optim")
         AddImportsVisitor.add_needed_import(self.context, "torch.optim", "AdamW")
-        if not kept:
-            return cst.RemoveFromParent()
-        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        return updated_node.with_changes(names=kept)
+        return dropped
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         func = updated_node.func
@@ -74,6 +64,3 @@ class AdamWFromTorch(Recipe):
                                         "corrects the bias)")
             return remove_keyword(updated_node, "correct_bias")
         return updated_node
-
-    def summary(self) -> str:
-        return "; ".join(dict.fromkeys(self.edits))

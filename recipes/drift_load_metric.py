@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.recipe import Example, NotApplicable, Recipe
+from autofix.recipe import Example, NotApplicable, Recipe, drop_import
 
 NOTE = "evaluate.load downloads the metric from the Hugging Face Hub at run time"
 
@@ -39,28 +39,18 @@ class LoadMetricFromEvaluate(Recipe):
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         if "load_metric" not in self.rc.diagnosis.evidence:
             raise NotApplicable("the error is not about datasets.load_metric")
-        new = super().transform_module_impl(tree)
-        if not self.edits:
-            raise NotApplicable("no `from datasets import load_metric` in the code")
-        return new
+        self.reason = "no `from datasets import load_metric` in the code"
+        return super().transform_module_impl(tree)
 
     def leave_ImportFrom(self, original_node: cst.ImportFrom,
                          updated_node: cst.ImportFrom
                          ) -> cst.ImportFrom | cst.RemovalSentinel:
-        module = updated_node.module
-        if not isinstance(module, cst.Name) or module.value != "datasets" \
-                or isinstance(updated_node.names, cst.ImportStar):
-            return updated_node
-        kept = [a for a in updated_node.names
-                if not (isinstance(a.name, cst.Name) and a.name.value == "load_metric")]
-        if len(kept) == len(updated_node.names):
+        dropped = drop_import(updated_node, "datasets", "load_metric")
+        if dropped is None:
             return updated_node
         self.changed(original_node, "datasets.load_metric -> evaluate.load")
         AddImportsVisitor.add_needed_import(self.context, "evaluate")
-        if not kept:
-            return cst.RemoveFromParent()
-        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        return updated_node.with_changes(names=kept)
+        return dropped
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         func = updated_node.func

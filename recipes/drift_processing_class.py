@@ -7,19 +7,17 @@ chosen by the target environment's version.
 
 from __future__ import annotations
 
-import libcst as cst
-
-from autofix.recipe import TRAINER_PATTERN, Example, NotApplicable, Recipe
-from autofix.versions import at_least
+from autofix.recipe import TRAINER_PATTERN, Example
+from recipes._drift import KeywordRename
 from recipes.ragged_batch import PROCESSING_CLASS_SINCE
 
-_NAMES = ("tokenizer", "processing_class")
 
-
-class RenameTokenizerArgument(Recipe):
+class RenameTokenizerArgument(KeywordRename):
     id = "drift-processing-class"
     category = "api-drift"
     title = "use the tokenizer argument name of the installed transformers Trainer"
+    CALL = TRAINER_PATTERN
+    OLD, NEW, SINCE = "tokenizer", "processing_class", PROCESSING_CLASS_SINCE
 
     examples = (
         Example(
@@ -45,30 +43,3 @@ class RenameTokenizerArgument(Recipe):
             evidence="TypeError: __init__() got an unexpected keyword argument 'tokenizer'",
         ),
     )
-
-    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        if not any(f"argument '{name}'" in self.rc.diagnosis.evidence for name in _NAMES):
-            raise NotApplicable("the error is not about Trainer's tokenizer argument")
-        version = self.rc.versions.get("transformers", "")
-        self.wanted = "processing_class" if at_least(version, PROCESSING_CLASS_SINCE) \
-            else "tokenizer"
-        new = super().transform_module_impl(tree)
-        if not self.edits:
-            raise NotApplicable(f"Trainer already uses {self.wanted}=")
-        return new
-
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not self.is_qualified(original_node.func, TRAINER_PATTERN):
-            return updated_node
-        args = []
-        for arg in updated_node.args:
-            if arg.keyword is not None and arg.keyword.value in _NAMES \
-                    and arg.keyword.value != self.wanted:
-                self.changed(original_node, f"{arg.keyword.value}= -> {self.wanted}=")
-                arg = arg.with_changes(keyword=cst.Name(self.wanted))
-            args.append(arg)
-        return updated_node.with_changes(args=args)
-
-    def summary(self) -> str:
-        version = self.rc.versions.get("transformers", "unknown")
-        return f"Trainer {self.edits[0]} (transformers {version})"

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from autofix.recipe import TF_MODEL_PATTERN, Example, NotApplicable, Recipe, code, keyword
+from autofix.recipe import TF_MODEL_PATTERN, Example, Recipe, code, keyword
 
 _COMPILE_BEFORE = (
     "from transformers import TFAutoModelForSequenceClassification\n"
@@ -27,6 +27,7 @@ class UseInternalLoss(Recipe):
     category = "keras-string-loss"
     title = "use the model's internal loss instead of a Keras loss on logits"
     TRACK = {"model": TF_MODEL_PATTERN}
+    nothing_to_do = "no compile(loss=...) on a Hugging Face TF model"
 
     examples: ClassVar[tuple[Example, ...]] = (
         Example(
@@ -59,17 +60,8 @@ class UseInternalLoss(Recipe):
         ),
     )
 
-    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        new = super().transform_module_impl(tree)
-        if not self.edits:
-            raise NotApplicable("no compile(loss=...) on a Hugging Face TF model")
-        return new
-
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        func = original_node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "compile"
-                and isinstance(func.value, cst.Name)
-                and func.value.value in self.assigned.get("model", [])):
+        if not self.is_model_compile(original_node):
             return updated_node
         args = list(updated_node.args)
         loss = keyword(updated_node, "loss")

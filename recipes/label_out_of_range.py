@@ -54,6 +54,7 @@ class SetNumLabels(Recipe):
     id = "label-out-of-range"
     category = "label-out-of-range"
     title = "set num_labels to the number of classes in the data"
+    nothing_to_do = "no *ForSequenceClassification.from_pretrained(...) call found"
 
     examples = (
         Example(
@@ -101,11 +102,7 @@ class SetNumLabels(Recipe):
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         self.num_labels = measured_num_labels(self.rc)
-        new = super().transform_module_impl(tree)
-        if not self.edits:
-            raise NotApplicable(getattr(self, "reason", "no *ForSequenceClassification."
-                                        "from_pretrained(...) call found"))
-        return new
+        return super().transform_module_impl(tree)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         if not self.is_qualified(original_node.func, _MODEL_CALL):

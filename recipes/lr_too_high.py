@@ -22,7 +22,6 @@ from autofix.categories import LR_TOO_HIGH
 from autofix.recipe import (
     TF_MODEL_PATTERN,
     Example,
-    NotApplicable,
     Recipe,
     append_keyword,
     code,
@@ -59,6 +58,8 @@ class LowerLearningRate(Recipe):
     category = "lr-too-high"
     title = "lower the learning rate to 5e-5 for fine-tuning"
     TRACK = {"model": TF_MODEL_PATTERN}
+    nothing_to_do = (f"no learning rate >= {TOO_HIGH:g} found in the code "
+                     '("adam", Adam(), AdamW(), TrainingArguments)')
 
     examples = (
         Example(
@@ -116,13 +117,6 @@ class LowerLearningRate(Recipe):
         ),
     )
 
-    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        new = super().transform_module_impl(tree)
-        if not self.edits:
-            raise NotApplicable(f"no learning rate >= {TOO_HIGH:g} found in the code "
-                                "(\"adam\", Adam(), AdamW(), TrainingArguments)")
-        return new
-
     def _lower(self, node: cst.Call, call: cst.Call, name: str, what: str,
                default_too_high: bool) -> cst.Call:
         arg = keyword(call, name)
@@ -145,9 +139,7 @@ class LowerLearningRate(Recipe):
             return self._lower(original_node, updated_node, "learning_rate", code(func), True)
         if self.is_qualified(func, _TRAINING_ARGS):
             return self._lower(original_node, updated_node, "learning_rate", code(func), False)
-        if (isinstance(func, cst.Attribute) and func.attr.value == "compile"
-                and isinstance(func.value, cst.Name)
-                and func.value.value in self.assigned.get("model", [])):
+        if self.is_model_compile(original_node):
             return self._keras_string(original_node, updated_node)
         return updated_node
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.recipe import Example, NotApplicable, Recipe
+from autofix.recipe import Example, Recipe
 
 _BEFORE = (
     "def tokenize(examples):\n"
@@ -27,6 +27,7 @@ class ReturnFromMapFunction(Recipe):
     #: A map function without return shows the raw-dataset faces: try it there too.
     also_fixes = ("raw-dataset",)
     title = "return the result from the function given to Dataset.map"
+    nothing_to_do = "every function given to .map(...) returns a value"
 
     examples = (
         Example(
@@ -58,10 +59,7 @@ class ReturnFromMapFunction(Recipe):
                                             args=[m.Arg(value=m.Name(), keyword=None),
                                                   m.ZeroOrMore()]))
         }
-        new = super().transform_module_impl(tree)
-        if not self.edits:
-            raise NotApplicable("every function given to .map(...) returns a value")
-        return new
+        return super().transform_module_impl(tree)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef,
                           updated_node: cst.FunctionDef) -> cst.FunctionDef:

@@ -19,6 +19,7 @@ class ArgmaxPredictions(Recipe):
     id = "metric-on-logits"
     category = "metric-on-logits"
     title = "take the argmax of the logits before computing the metric"
+    nothing_to_do = "compute_metrics does not unpack (predictions, labels) from its argument"
 
     examples = (
         Example(
@@ -66,11 +67,7 @@ class ArgmaxPredictions(Recipe):
                     self.functions.add(arg.value.value)
         if not self.functions:
             raise NotApplicable("no Trainer(compute_metrics=<function>) found")
-        new = super().transform_module_impl(tree)
-        if not self.edits:
-            raise NotApplicable(getattr(self, "reason", "compute_metrics does not unpack "
-                                "(predictions, labels) from its argument"))
-        return new
+        return super().transform_module_impl(tree)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef,
                           updated_node: cst.FunctionDef) -> cst.FunctionDef:

@@ -17,7 +17,6 @@ from autofix.recipe import (
     TOKENIZER_PATTERN,
     TRAINER_PATTERN,
     Example,
-    NotApplicable,
     Recipe,
     append_keyword,
     keyword,
@@ -110,12 +109,7 @@ class PadWithTokenizer(Recipe):
     )
 
     TRACK = {"tokenizer": TOKENIZER_PATTERN}
-
-    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        new = super().transform_module_impl(tree)
-        if not self.edits:
-            raise NotApplicable(getattr(self, "reason", "no Trainer(...) call to give a tokenizer"))
-        return new
+    nothing_to_do = "no Trainer(...) call to give a tokenizer"
 
     def _collator(self, tokenizer: str) -> cst.Call:
         AddImportsVisitor.add_needed_import(self.context, "transformers",

@@ -14,7 +14,6 @@ from libcst.codemod.visitors import AddImportsVisitor
 from autofix.recipe import (
     TOKENIZER_PATTERN,
     Example,
-    NotApplicable,
     Recipe,
     append_keyword,
     keyword,
@@ -34,6 +33,7 @@ class PadToTfDataset(Recipe):
     category = "ragged-batch"
     title = "pad to_tf_dataset batches with DataCollatorWithPadding"
     TRACK = {"tokenizer": TOKENIZER_PATTERN}
+    nothing_to_do = "no to_tf_dataset(...) call without a collate_fn"
 
     examples = (
         Example(
@@ -58,13 +58,6 @@ class PadToTfDataset(Recipe):
             before="ds.to_tf_dataset(columns=['input_ids'], batch_size=8)\n",
         ),
     )
-
-    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        new = super().transform_module_impl(tree)
-        if not self.edits:
-            raise NotApplicable(getattr(self, "reason", "no to_tf_dataset(...) call without "
-                                                        "a collate_fn"))
-        return new
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         func = original_node.func

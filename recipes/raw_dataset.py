@@ -23,7 +23,7 @@ class RawDatasetToTokenized(Recipe):
     id = "raw-dataset"
     category = "raw-dataset"
     title = "pass the tokenized datasets to Trainer"
-    DESCRIPTION = title
+    nothing_to_do = "no Trainer dataset argument has a tokenized counterpart"
 
     examples = (
         Example(
@@ -83,10 +83,7 @@ class RawDatasetToTokenized(Recipe):
                 self.mapped[call.func.value.value] = target.value
         if not self.mapped:
             raise NotApplicable("no variable holds a .map(...) result of another dataset")
-        new = super().transform_module_impl(tree)
-        if not self.edits:
-            raise NotApplicable("no Trainer dataset argument has a tokenized counterpart")
-        return new
+        return super().transform_module_impl(tree)
 
     def _swap(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
         base = expr.value if isinstance(expr, cst.Subscript) else expr
