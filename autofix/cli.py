@@ -46,7 +46,9 @@ app = typer.Typer(
     no_args_is_help=True,
     help="Repair a Hugging Face training script: run it, diagnose the failure, apply a "
          "LibCST recipe, commit each fix on a git branch, and rerun until it trains.\n\n"
-         "Usage: autofix SCRIPT.py [OPTIONS] [-- SCRIPT_ARGS...]",
+         "`autofix SCRIPT [OPTIONS] [-- SCRIPT_ARGS...]` is short for `autofix fix SCRIPT ...`."
+         "\n\nExit codes: 0 fixed or nothing to fix, 1 could not fix, 2 usage or environment "
+         "error, 130 interrupted.",
 )
 
 
@@ -87,7 +89,7 @@ def fix(
         help="Write a JSON report of the runs and fixes to this path.")] = None,
 ) -> None:
     """Repair SCRIPT on a branch; your files, index and current branch stay untouched."""
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False)
     problem = _report_problem(report)
     if problem:
@@ -182,7 +184,7 @@ def batch(
     ] = None,
 ) -> None:
     """Repair many scripts and notebooks, each on its own branch from the same HEAD."""
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False)
     problem = _report_problem(report)
     if problem:

@@ -177,7 +177,7 @@ class _Session:
     def record(self, run: RunResult, diag: Diagnosis | None) -> RunRecord:
         rec = RunRecord(n=self.n, outcome=run.outcome.value,
                         category=diag.category if diag else "",
-                        evidence=diag.evidence if diag else run.last_line[:200],
+                        evidence=diag.evidence if diag else healthy_evidence(run),
                         seconds=run.seconds)
         self.result.runs.append(rec)
         return rec
@@ -324,6 +324,16 @@ class _FixGroup:
                         f"the chance level within the budget (last {WINDOW} steps: "
                         f"{monitor.window_mean():.3f}, {len(monitor.losses)} steps)")
         return ""
+
+
+def healthy_evidence(run: RunResult) -> str:
+    """What a run without a fault showed: its step count and losses, else its last line."""
+    losses = [s.loss for s in run.probe.steps if s.loss is not None]
+    if not losses:
+        return run.last_line[:200]
+    tail = losses[-WINDOW:]
+    return (f"{len(run.probe.steps)} steps, loss {losses[0]:.3f} at step 1, "
+            f"{sum(tail) / len(tail):.3f} over the last {len(tail)} steps")
 
 
 def symptom_of(diag: Diagnosis) -> str:

@@ -43,7 +43,7 @@ class ConsoleObserver:
         if diagnosis is None:
             what = "[green]trains[/green]" if record.outcome == "budget" else "[green]ok[/green]"
             self.console.print(f"run {record.n}  {what}  "
-                               f"[dim]{escape(record.evidence[:80])}[/dim]  {record.seconds:.1f}s")
+                               f"{escape(record.evidence[:100])}  {record.seconds:.1f}s")
             return
         where = f"{Path(diagnosis.file).name}:{diagnosis.line}" if diagnosis.line else ""
         fix = (f"→ [cyan]{record.recipe}[/cyan] [magenta]{record.commit[:8]}[/magenta]"
