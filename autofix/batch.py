@@ -143,6 +143,9 @@ def run_batch(options: BatchOptions, changed: Callable[[list[Row]], None] | None
                 changed(rows)
 
     template = options.template or Options(script=scripts[0])
+    env = dict(template.env)
+    if "OMP_NUM_THREADS" not in os.environ:  # N children x all cores each would thrash
+        env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // max(1, options.jobs)))
 
     def work(row: Row) -> None:
         if cancel.is_set():
@@ -152,7 +155,8 @@ def run_batch(options: BatchOptions, changed: Callable[[list[Row]], None] | None
         opts = Options(script=root / row.path, python=template.python, args=template.args,
                        branch=row.branch, cwd=(root / row.path).parent,
                        timeout=template.timeout, max_steps=template.max_steps,
-                       max_iterations=template.max_iterations, base=base, cancel=cancel)
+                       max_iterations=template.max_iterations, base=base, cancel=cancel,
+                       env=env)
         try:
             result = repair(opts, _RowObserver(row, notify))
             row.result = result

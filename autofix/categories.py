@@ -33,6 +33,9 @@ class Category:
     types: tuple[str, ...] = ()
     examples: tuple[str, ...] = ()
     hint: str = ""
+    #: Categories this one wins over when both match the same exception chain (the same
+    #: message can have two causes; a chained cause decides).
+    overrides: tuple[str, ...] = ()
     compiled: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -90,7 +93,22 @@ CATEGORIES: tuple[Category, ...] = (
             r"processing_class)'",
             r"cannot import name '(AdamW|load_metric)' from '(transformers|datasets)",
         ),
-        examples=(),
+        examples=("v5-evaluation-strategy.txt", "v5-trainer-tokenizer.txt", "v5-adamw.txt",
+                  "v4-adamw.txt"),
+    ),
+    Category(
+        id="string-labels",
+        title="the label column holds strings, not class ids",
+        patterns=(r"too many dimensions 'str'",),
+        overrides=("ragged-batch",),
+        examples=("v5.txt",),
+        hint="class-encode the label column",
+    ),
+    Category(
+        id="map-returns-nothing",
+        title="the function given to Dataset.map returns nothing, so the data stay raw",
+        patterns=(r"can only concatenate list \(not \"str\"\) to list",),
+        examples=("v5.txt",),
     ),
     Category(
         id="raw-dataset",
@@ -99,6 +117,7 @@ CATEGORIES: tuple[Category, ...] = (
             r"You must specify exactly one of input_ids or inputs_embeds",
             r"You have to specify either input_ids or inputs_embeds",
             r"No columns in the dataset match the model's forward method signature",
+            r"encodings to this method that includes input_ids, but you provided",
         ),
         examples=("v5.txt", "v4.txt"),
     ),
@@ -109,6 +128,7 @@ CATEGORIES: tuple[Category, ...] = (
             r"expected sequence of length \d+ at dim \d+ \(got \d+\)",
             r"Unable to create tensor, you should probably activate truncation and/or padding",
             r"all input arrays must have the same shape",
+            r"stack expects each tensor to be equal size",
         ),
         examples=("v5.txt", "v4.txt", "v4-tf.txt"),
     ),
@@ -116,11 +136,11 @@ CATEGORIES: tuple[Category, ...] = (
         id="metric-on-logits",
         title="compute_metrics compares logits with class ids",
         patterns=(
-            r"only (length-1|size-1) arrays can be converted to Python scalars",
+            r"only (length-1|size-1|0-dimensional) arrays can be converted to Python scalars",
             r"mix of multiclass and continuous-multioutput targets",
             r"operands could not be broadcast together with shapes \(\d+,\d+\) \(\d+,\)",
         ),
-        examples=(),
+        examples=("v5.txt",),
     ),
     Category(
         id="label-column-name",
@@ -149,17 +169,6 @@ CATEGORIES: tuple[Category, ...] = (
         ),
         examples=("v5.txt", "v4.txt", "v4-tf.txt"),
     ),
-)
-
-#: Faults that show with another category's face, told apart by the probe's facts.
-STRING_LABELS = Category(
-    id="string-labels",
-    title="the label column holds strings, not class ids",
-    hint="the probe found strings in the label column: class-encode it",
-)
-MAP_RETURNS_NOTHING = Category(
-    id="map-returns-nothing",
-    title="the function given to Dataset.map returns nothing, so the data stay raw",
 )
 
 #: Training symptoms, confirmed by the probe while the script trains (no traceback).
@@ -202,8 +211,7 @@ UNKNOWN = Category(
     hint="the key traceback lines are shown; no recipe was tried",
 )
 
-_HIDDEN = (STRING_LABELS, MAP_RETURNS_NOTHING)
-_BY_ID = {c.id: c for c in (*CATEGORIES, *_HIDDEN, *SYMPTOMS, *ROOT_CAUSES, TIMEOUT, UNKNOWN)}
+_BY_ID = {c.id: c for c in (*CATEGORIES, *SYMPTOMS, *ROOT_CAUSES, TIMEOUT, UNKNOWN)}
 
 
 def get_category(category_id: str) -> Category:
@@ -213,4 +221,4 @@ def get_category(category_id: str) -> Category:
 
 def all_categories() -> tuple[Category, ...]:
     """Every category: traceback ones, symptoms, root causes, ``timeout``, ``unknown``."""
-    return (*CATEGORIES, *_HIDDEN, *SYMPTOMS, *ROOT_CAUSES, TIMEOUT, UNKNOWN)
+    return (*CATEGORIES, *SYMPTOMS, *ROOT_CAUSES, TIMEOUT, UNKNOWN)

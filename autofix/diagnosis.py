@@ -27,13 +27,18 @@ def classify(exc: ExceptionInfo) -> Category:
     """The first category whose patterns match ``exc`` or an exception it was chained from.
 
     The exception itself is tried against every category before its chain, so a wrapper's
-    own message wins over its cause's. Returns :data:`UNKNOWN` when nothing matches.
+    own message wins over its cause's, unless a category matching anywhere in the chain
+    ``overrides`` it (``too many dimensions 'str'`` under "Unable to create tensor" is
+    ``string-labels``, not ``ragged-batch``). Returns :data:`UNKNOWN` when nothing matches.
     """
-    for candidate in (exc, *exc.chain):
-        for category in CATEGORIES:
-            if category.matches(candidate.short_type, candidate.message):
-                return category
-    return UNKNOWN
+    chain = (exc, *exc.chain)
+    found = next((category for candidate in chain for category in CATEGORIES
+                  if category.matches(candidate.short_type, candidate.message)), UNKNOWN)
+    for category in CATEGORIES:
+        if found.id in category.overrides and any(
+                category.matches(c.short_type, c.message) for c in chain):
+            return category
+    return found
 
 
 def user_frame(exc: ExceptionInfo, script: Path) -> Frame | None:
@@ -90,8 +95,8 @@ def diagnose(run: RunResult, script: Path) -> Diagnosis:
             hint=UNKNOWN.hint,
         )
     category = classify(exc)
-    if category.id == "ragged-batch" and any(
-            d.label_kind == "str" for t in run.probe.trainers for d in t.datasets):
+    seen = [d for t in run.probe.trainers for d in t.datasets] + run.probe.datasets
+    if category.id == "ragged-batch" and any(d.label_kind == "str" for d in seen):
         category = get_category("string-labels")  # same message: the labels decide
     frame = user_frame(exc, script)
     evidence = exc.headline()

@@ -60,6 +60,7 @@ class Options:
     init: bool = False
     base: str | None = None  # commit to branch from (batch mode: one HEAD for all)
     cancel: threading.Event | None = None
+    env: dict[str, str] = field(default_factory=dict)  # extra environment for every run
 
 
 class Observer(Protocol):
@@ -169,7 +170,7 @@ class _Session:
         self.observer.run_started(self.n, note)
         spec = RunSpec(python=self.o.python, script=self.script, cwd=self.o.cwd,
                        args=self.o.args, timeout=self.o.timeout, max_steps=self.o.max_steps,
-                       env=env or {}, cancel=self.o.cancel)
+                       env={**self.o.env, **(env or {})}, cancel=self.o.cancel)
         program = self.program
         self.result.skipped = program.skipped
         return run_script(spec, program.source, self.observer.output_line)
@@ -251,11 +252,10 @@ class _Session:
         """Apply a recipe for each cause of ``diag``, one commit each; empty when none
         applies (the session is then finished with the reason)."""
         causes = diag.causes or (diag.category,)
+        why = {"unknown": "autofix has no category for this failure",
+               "timeout": "the script ran past --timeout",
+               "syntax-error": "the script does not parse"}.get(diag.category, "no recipe for it")
         if not any(recipes_for(c) for c in causes):
-            why = {"unknown": "autofix has no category for this failure",
-                   "timeout": "the script ran past --timeout",
-                   "syntax-error": "the script does not parse"}.get(diag.category,
-                                                                     "no recipe for it")
             self.finish(Status.GAVE_UP, f"{diag.category}: {why}", diag)
             return []
         probe = run.probe
@@ -285,8 +285,10 @@ class _Session:
                 fixes.append(fix)
                 break
         if not fixes:
-            self.finish(Status.GAVE_UP, f"{diag.category}: recipe not applicable ("
-                        + "; ".join(reasons) + ")", diag)
+            tried = "; ".join(reasons)
+            self.finish(Status.GAVE_UP, f"{diag.category}: {why} (tried {tried})"
+                        if diag.category == "unknown"
+                        else f"{diag.category}: recipe not applicable ({tried})", diag)
         return fixes
 
 

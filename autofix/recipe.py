@@ -42,11 +42,12 @@ class Example:
     datasets: tuple[DatasetFacts, ...] = ()
     keras: tuple[KerasFacts, ...] = ()
     evidence: str = "example"
+    line: int = 0  # the failing line in ``before`` (0: none)
 
     def context(self, category: str) -> RecipeContext:
         """The :class:`RecipeContext` this example runs the recipe with."""
         return RecipeContext(
-            diagnosis=Diagnosis(category=category, evidence=self.evidence),
+            diagnosis=Diagnosis(category=category, evidence=self.evidence, line=self.line),
             versions=self.versions,
             trainers=self.trainers,
             datasets=self.datasets,

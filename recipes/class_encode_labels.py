@@ -2,8 +2,9 @@
 
 Batching string labels fails the way unpadded batches do ("Unable to create tensor"),
 so the diagnosis looks at the label column the probe measured first (faults.md). Fix:
-``ds = ds.class_encode_column("label")`` after the dataset given to ``Trainer`` was last
-assigned: the strings become a ``ClassLabel`` with sorted names, ids 0..C-1.
+``ds = ds.class_encode_column("label")`` after the dataset given to ``Trainer`` (or to a
+``DataLoader``) was last assigned: the strings become a ``ClassLabel`` with sorted names,
+ids 0..C-1.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from autofix.recipe import TRAINER_PATTERN, Example, NotApplicable, Recipe, keyw
 from autofix.types import DatasetFacts, TrainerFacts
 
 Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement
+_DATALOADER = r"torch\.utils\.data(\.dataloader)?\.DataLoader"
 
 
 def _facts(kind: str) -> tuple[TrainerFacts, ...]:
@@ -54,23 +56,26 @@ class ClassEncodeLabels(Recipe):
     )
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        column = next((d.label_column for t in self.rc.trainers for d in t.datasets
-                       if d.label_kind == "str"), "")
+        seen = [d for t in self.rc.trainers for d in t.datasets] + list(self.rc.datasets)
+        column = next((d.label_column for d in seen if d.label_kind == "str"), "")
         if not column:
             raise NotApplicable("the probe saw no string label column")
         body = list(tree.body)
         for index, stmt in enumerate(body):
             for call in m.findall(stmt, m.Call()):
                 assert isinstance(call, cst.Call)
-                if not self.is_qualified(call.func, TRAINER_PATTERN):
+                if self.is_qualified(call.func, TRAINER_PATTERN):
+                    arg = keyword(call, "train_dataset")
+                elif self.is_qualified(call.func, _DATALOADER):
+                    arg = call.args[0] if call.args else None
+                else:
                     continue
-                arg = keyword(call, "train_dataset")
                 base = arg.value if arg is not None else None
                 while isinstance(base, cst.Subscript):
                     base = base.value
                 if isinstance(base, cst.Name):
                     return self._insert(tree, body, index, base.value, column)
-        raise NotApplicable("no Trainer(train_dataset=<dataset variable>) found")
+        raise NotApplicable("no Trainer(train_dataset=...) or DataLoader(<dataset>) found")
 
     def _insert(self, tree: cst.Module, body: list[Statement], use: int, name: str,
                 column: str) -> cst.Module:

@@ -31,7 +31,7 @@ def measured_num_labels(rc: RecipeContext) -> int:
     integer class ids, or when they start at 1 (shift them instead).
     """
     candidates = [t.dataset("train") for t in reversed(rc.trainers)]
-    candidates += [d for d in rc.datasets if d.role == "to_tf_dataset"]
+    candidates += [d for d in rc.datasets if d.role in ("to_tf_dataset", "dataloader")]
     for train in candidates:
         if train is None or not train.label_column:
             continue
@@ -47,7 +47,8 @@ def measured_num_labels(rc: RecipeContext) -> int:
             raise NotApplicable(f"negative label {train.label_min:g} in the training data")
         return int(train.label_max) + 1
     raise NotApplicable("the probe saw no training dataset with a label column to count "
-                        "classes (Trainer's train_dataset or a to_tf_dataset source)")
+                        "classes (Trainer's train_dataset, a DataLoader's or to_tf_dataset's "
+                        "source)")
 
 
 class SetNumLabels(Recipe):

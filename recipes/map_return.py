@@ -24,7 +24,9 @@ _BEFORE = (
 class ReturnFromMapFunction(Recipe):
     id = "map-returns-nothing"
     category = "map-returns-nothing"
-    #: A map function without return shows the raw-dataset faces: try it there too.
+    #: A map function without return shows the raw-dataset faces (datasets 5 keeps the
+    #: dataset unchanged): try it there too; it only applies when a function given to
+    #: ``.map`` really has no ``return``.
     also_fixes = ("raw-dataset",)
     title = "return the result from the function given to Dataset.map"
     nothing_to_do = "every function given to .map(...) returns a value"
@@ -45,6 +47,23 @@ class ReturnFromMapFunction(Recipe):
                 "    out = tok(batch['text'])\n"
                 "    return out\n"
                 "ds = ds.map(prep)\n"
+            ),
+        ),
+        Example(  # the course's chapter 7 function: the result is built up, then forgotten
+            before=(
+                "def tokenize_function(examples):\n"
+                "    result = tokenizer(examples['text'])\n"
+                "    if tokenizer.is_fast:\n"
+                "        result['word_ids'] = [result.word_ids(i) for i in range(3)]\n"
+                "ds = ds.map(tokenize_function, batched=True)\n"
+            ),
+            after=(
+                "def tokenize_function(examples):\n"
+                "    result = tokenizer(examples['text'])\n"
+                "    if tokenizer.is_fast:\n"
+                "        result['word_ids'] = [result.word_ids(i) for i in range(3)]\n"
+                "    return result\n"
+                "ds = ds.map(tokenize_function, batched=True)\n"
             ),
         ),
         Example(  # already returns
@@ -68,17 +87,18 @@ class ReturnFromMapFunction(Recipe):
             return updated_node
         body = list(updated_node.body.body)
         last = body[-1] if body else None
-        if not isinstance(last, cst.SimpleStatementLine) or len(last.body) != 1:
-            return updated_node
-        stmt = last.body[0]
-        if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
+        stmt = last.body[0] if isinstance(last, cst.SimpleStatementLine) else None
+        if isinstance(last, cst.SimpleStatementLine) and isinstance(stmt, cst.Expr) \
+                and isinstance(stmt.value, cst.Call):
             body[-1] = last.with_changes(body=[cst.Return(value=stmt.value)])
             self.changed(original_node, f"{name} returns its tokenizer call")
-        elif isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 \
-                and isinstance(stmt.targets[0].target, cst.Name):
-            var = stmt.targets[0].target.value
-            body.append(cst.parse_statement(f"return {var}\n"))
-            self.changed(original_node, f"{name} returns {var}")
-        else:
-            return updated_node
+        else:  # return the variable the tokenizer's output was first assigned to
+            var = next((cst.ensure_type(s.body[0], cst.Assign).targets[0].target
+                        for s in body if isinstance(s, cst.SimpleStatementLine)
+                        and m.matches(s.body[0], m.Assign(targets=[m.AssignTarget(
+                            target=m.Name())], value=m.Call()))), None)
+            if not isinstance(var, cst.Name):
+                return updated_node
+            body.append(cst.parse_statement(f"return {var.value}\n"))
+            self.changed(original_node, f"{name} returns {var.value}")
         return updated_node.with_changes(body=updated_node.body.with_changes(body=body))

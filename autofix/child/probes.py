@@ -13,7 +13,8 @@ Each probe is applied right after its library module is imported (``PostImportHo
   stops by raising :class:`AutofixStop` out of ``optimizer.step()``.
 * ``transformers.modeling_utils``: every model call with ``labels`` keeps a reference to
   its labels and logits, so a NaN step can be traced to the samples that caused it.
-* ``datasets.arrow_dataset``: ``to_tf_dataset`` reports the dataset it converts.
+* ``datasets.arrow_dataset``: ``to_tf_dataset`` reports the dataset it converts, and
+  ``torch.utils.data.dataloader``: a ``DataLoader`` reports the dataset it batches.
 
 Gradient norms are not recorded: they cost a pass over every parameter per step.
 """
@@ -336,6 +337,21 @@ def patch_datasets(module: types.ModuleType) -> None:
     dataset_cls.to_tf_dataset = to_tf_dataset
 
 
+def patch_dataloader(module: types.ModuleType) -> None:
+    loader_cls = module.DataLoader
+    original_init = loader_cls.__init__
+
+    def __init__(self: Any, dataset: Any, *args: Any, **kwargs: Any) -> None:
+        if hasattr(dataset, "column_names") and hasattr(dataset, "unique"):
+            try:
+                emit("dataset", **dataset_facts("dataloader", dataset))
+            except Exception as exc:  # noqa: BLE001
+                emit("probe_error", where="dataloader", message=repr(exc))
+        original_init(self, dataset, *args, **kwargs)
+
+    loader_cls.__init__ = __init__
+
+
 HOOKS = (
     ("transformers.trainer", patch_trainer),
     ("transformers.modeling_utils", patch_modeling),
@@ -344,6 +360,7 @@ HOOKS = (
     ("tf_keras", patch_keras),
     ("keras", patch_keras),
     ("datasets.arrow_dataset", patch_datasets),
+    ("torch.utils.data.dataloader", patch_dataloader),
 )
 
 

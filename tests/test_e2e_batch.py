@@ -1,0 +1,59 @@
+"""The course exercise set repaired in one batch through the real stack."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import git
+import pytest
+
+from autofix.documents import document_for
+from autofix.runner import RunSpec, run_script
+from autofix.types import RunOutcome
+
+from .conftest import SAMPLES, run_autofix, snapshot
+
+Repo = Callable[[dict[str, str | Path]], git.Repo]
+pytestmark = pytest.mark.e2e
+EXERCISES = sorted(p.name for p in (SAMPLES / "course").iterdir()
+                   if p.suffix in (".py", ".ipynb"))
+
+
+def test_exercise_set_is_big_enough() -> None:
+    assert len(EXERCISES) >= 8
+    assert any(e.endswith(".ipynb") for e in EXERCISES)
+
+
+def test_batch_repairs_every_exercise(scratch_repo: Repo) -> None:
+    repo = scratch_repo({"sample_scripts/course": SAMPLES / "course",
+                         "sample_scripts/data": SAMPLES / "data"})
+    root = Path(str(repo.working_tree_dir))
+    before = snapshot(repo)
+    done = run_autofix(["batch", "sample_scripts/course", "--jobs", "2",
+                        "--report", "../r.json"], root, timeout=3000)
+    assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-3000:]
+    assert snapshot(repo) == before
+    report = json.loads((root.parent / "r.json").read_text())
+    rows = {Path(s["path"]).name: s for s in report["scripts"]}
+    assert sorted(rows) == EXERCISES
+    assert {name: row["status"] for name, row in rows.items()} == \
+        {name: "fixed" for name in EXERCISES}
+    categories = {f["category"] for row in rows.values() for f in row["fixes"]}
+    assert {"raw-dataset", "ragged-batch", "label-out-of-range", "api-drift",
+            "metric-on-logits", "map-returns-nothing", "string-labels"} <= categories
+    markdown = (root.parent / "r.md").read_text()
+    for name in EXERCISES:
+        assert f"sample_scripts/course/{name}`: fixed" in markdown
+
+    # every branch's script or notebook now runs to the step budget
+    for name, row in rows.items():
+        path = root / row["path"]
+        content = (repo.commit(row["branch"]).tree / row["path"]).data_stream.read().decode()
+        program = document_for(path).program(content)
+        run = run_script(RunSpec(python=sys.executable, script=path, cwd=path.parent,
+                                 max_steps=60, timeout=900), program.source)
+        assert run.outcome in (RunOutcome.OK, RunOutcome.BUDGET), (name, run.output_tail[-2000:])
+        assert run.probe.symptom is None, (name, run.probe.symptom)
