@@ -194,6 +194,14 @@ def batch_json(rows: list[Row]) -> dict[str, Any]:
     return {"scripts": scripts}
 
 
+def _code(text: str) -> str:
+    """``text`` as a Markdown code span, fenced with more backticks than it holds."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or longest else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def batch_markdown(rows: list[Row], title: str = "autofix batch report") -> str:
     """A report a teacher can read: a summary table, then per script its fixes with the
     evidence, the runs and the time."""
@@ -209,17 +217,17 @@ def batch_markdown(rows: list[Row], title: str = "autofix batch report") -> str:
         if row.error or result is None:
             out.append(f"autofix could not run it: {row.error or 'not started'}")
             continue
-        out.append(result.reason + ".")
+        out.append(result.reason[:1].upper() + result.reason[1:] + ".")
         if result.fixes:
             out += ["", f"Branch `{row.branch}` (review: `git diff HEAD..{row.branch}`):", ""]
         by_number = {r.n: r for r in result.runs}
         for fix in result.fixes:
             run = by_number.get(fix.run)
-            why = f" (run {run.n}: `{run.evidence}`)" if run else ""
+            why = f" (run {run.n}: {_code(run.evidence)})" if run else ""
             out.append(f"- **{fix.category}**: {fix.summary}{why}, commit `{fix.commit[:8]}`")
         if result.skipped:
             out += ["", "Not run (IPython magics and shell lines): "
-                    + ", ".join(f"`{s}`" for s in result.skipped)]
+                    + ", ".join(_code(s) for s in result.skipped)]
         out += ["", "| run | outcome | category | evidence | seconds |",
                 "|---|---|---|---|---|"]
         for r in result.runs:
