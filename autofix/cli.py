@@ -89,20 +89,13 @@ def fix(
         help="Write a JSON report of the runs and fixes to this path.")] = None,
 ) -> None:
     """Repair SCRIPT on a branch; your files, index and current branch stay untouched."""
-    console = Console(highlight=False, soft_wrap=True)
-    err = Console(stderr=True, highlight=False)
-    problem = _report_problem(report)
-    if problem:
-        err.print(f"[bold red]error:[/bold red] --report {report}: {problem}")
-        raise typer.Exit(EXIT_USAGE)
+    console, err = _consoles(report)
     options = Options(
         script=script, python=python or default_python(), args=tuple(script_args or ()),
         branch=branch, timeout=timeout or None, max_steps=0 if full else max_steps,
         max_iterations=max_iterations, resume=resume, init=init,
     )
     observer = ConsoleObserver(console, script.name)
-    for sig in (signal.SIGTERM, signal.SIGHUP):  # closing the terminal, a CI timeout
-        signal.signal(sig, _interrupt)
     try:
         result = repair(options, observer)
     except AutofixError as exc:
@@ -119,6 +112,20 @@ def fix(
     print_summary(console, result)
     _write(report, result.to_json(), err)
     raise typer.Exit(exit_code(result))
+
+
+def _consoles(report: Path | None) -> tuple[Console, Console]:
+    """Stdout and stderr consoles, after checking ``--report`` and making SIGTERM/SIGHUP
+    (closing the terminal, a CI timeout) end autofix like Ctrl-C, children killed first."""
+    console = Console(highlight=False, soft_wrap=True)
+    err = Console(stderr=True, highlight=False)
+    problem = _report_problem(report)
+    if problem:
+        err.print(f"[bold red]error:[/bold red] --report {report}: {problem}")
+        raise typer.Exit(EXIT_USAGE)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _interrupt)
+    return console, err
 
 
 def _print_error(err: Console, exc: AutofixError) -> None:
@@ -184,18 +191,11 @@ def batch(
     ] = None,
 ) -> None:
     """Repair many scripts and notebooks, each on its own branch from the same HEAD."""
-    console = Console(highlight=False, soft_wrap=True)
-    err = Console(stderr=True, highlight=False)
-    problem = _report_problem(report)
-    if problem:
-        err.print(f"[bold red]error:[/bold red] --report {report}: {problem}")
-        raise typer.Exit(EXIT_USAGE)
+    console, err = _consoles(report)
     template = Options(script=Path("."), python=python or default_python(),
                        timeout=timeout or None, max_steps=max_steps,
                        max_iterations=max_iterations)
     cancel = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _interrupt)
     rows: list[Row] = []
     try:
         with Live(console=console, refresh_per_second=4, transient=False) as live:

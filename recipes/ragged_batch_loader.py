@@ -9,18 +9,17 @@ each tensor to be equal size"). Fix, as the course's "A full training" section d
 from __future__ import annotations
 
 import libcst as cst
-from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.recipe import TOKENIZER_PATTERN, Example, Recipe, append_keyword, keyword
+from autofix.recipe import Example
+from recipes._collate import AddPaddingCollator
 
 _DATALOADER = r"torch\.utils\.data(\.dataloader)?\.DataLoader"
 
 
-class PadDataLoader(Recipe):
+class PadDataLoader(AddPaddingCollator):
     id = "ragged-batch-loader"
     category = "ragged-batch"
     title = "pad DataLoader batches with DataCollatorWithPadding"
-    TRACK = {"tokenizer": TOKENIZER_PATTERN}
     nothing_to_do = "no DataLoader(...) without a collate_fn"
 
     examples = (
@@ -49,21 +48,8 @@ class PadDataLoader(Recipe):
         ),
     )
 
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not self.is_qualified(original_node.func, _DATALOADER):
-            return updated_node
-        if keyword(updated_node, "collate_fn") is not None:
-            self.reason = "the DataLoader already has a collate_fn"
-            return updated_node
-        tokenizer = self.latest("tokenizer")
-        if tokenizer is None:
-            self.reason = "no tokenizer variable (X = AutoTokenizer.from_pretrained(...)) found"
-            return updated_node
-        AddImportsVisitor.add_needed_import(self.context, "transformers",
-                                            "DataCollatorWithPadding")
-        self.changed(original_node, f"collate_fn=DataCollatorWithPadding({tokenizer})")
-        return append_keyword(updated_node, "collate_fn",
-                              cst.parse_expression(f"DataCollatorWithPadding({tokenizer})"))
+    def is_batching_call(self, node: cst.Call) -> bool:
+        return self.is_qualified(node.func, _DATALOADER)
 
     def summary(self) -> str:
         return f"pad DataLoader batches ({self.edits[0]})"

@@ -9,15 +9,9 @@ return_tensors="tf")`` on every ``to_tf_dataset`` call that has none.
 from __future__ import annotations
 
 import libcst as cst
-from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.recipe import (
-    TOKENIZER_PATTERN,
-    Example,
-    Recipe,
-    append_keyword,
-    keyword,
-)
+from autofix.recipe import Example
+from recipes._collate import AddPaddingCollator
 
 _BEFORE = (
     "from transformers import AutoTokenizer\n"
@@ -28,11 +22,10 @@ _BEFORE = (
 )
 
 
-class PadToTfDataset(Recipe):
+class PadToTfDataset(AddPaddingCollator):
     id = "ragged-batch-tf"
     category = "ragged-batch"
     title = "pad to_tf_dataset batches with DataCollatorWithPadding"
-    TRACK = {"tokenizer": TOKENIZER_PATTERN}
     nothing_to_do = "no to_tf_dataset(...) call without a collate_fn"
 
     examples = (
@@ -59,24 +52,12 @@ class PadToTfDataset(Recipe):
         ),
     )
 
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        func = original_node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "to_tf_dataset"):
-            return updated_node
-        if keyword(updated_node, "collate_fn") is not None:
-            self.reason = "to_tf_dataset already has a collate_fn"
-            return updated_node
-        tokenizer = self.latest("tokenizer")
-        if tokenizer is None:
-            self.reason = "no tokenizer variable (X = AutoTokenizer.from_pretrained(...)) found"
-            return updated_node
-        AddImportsVisitor.add_needed_import(self.context, "transformers",
-                                            "DataCollatorWithPadding")
-        collator = cst.parse_expression(
-            f'DataCollatorWithPadding({tokenizer}, return_tensors="tf")')
-        self.changed(original_node, f"collate_fn=DataCollatorWithPadding({tokenizer}, "
-                                    'return_tensors="tf")')
-        return append_keyword(updated_node, "collate_fn", collator)
+    def is_batching_call(self, node: cst.Call) -> bool:
+        func = node.func
+        return isinstance(func, cst.Attribute) and func.attr.value == "to_tf_dataset"
+
+    def collator(self, tokenizer: str) -> str:
+        return f'DataCollatorWithPadding({tokenizer}, return_tensors="tf")'
 
     def summary(self) -> str:
         return f"pad to_tf_dataset batches ({len(self.edits)} call(s): {self.edits[0]})"
