@@ -125,6 +125,9 @@ def _consoles(report: Path | None) -> tuple[Console, Console]:
         raise typer.Exit(EXIT_USAGE)
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _interrupt)
+    # A shell starts background jobs with SIGINT ignored, and Python then installs no
+    # KeyboardInterrupt handler: restore it, so Ctrl-C always kills the child cleanly.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     return console, err
 
 
