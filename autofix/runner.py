@@ -168,9 +168,9 @@ def run_script(
         except OSError as exc:
             raise AutofixError(f"cannot start {spec.python!r}: {exc}") from exc
         pump = _OutputPump(proc.stdout, on_line)
-        pump.start()
         outcome: RunOutcome | None = None
-        try:
+        try:  # whatever interrupts autofix from here on, the child's group dies first
+            pump.start()
             while proc.poll() is None:
                 if spec.timeout is not None and time.monotonic() - started > spec.timeout:
                     outcome = RunOutcome.TIMEOUT
@@ -178,7 +178,7 @@ def run_script(
                 if spec.cancel is not None and spec.cancel.is_set():
                     raise KeyboardInterrupt
                 time.sleep(0.05)
-        except KeyboardInterrupt:
+        except BaseException:
             _kill_group(proc)
             pump.join(timeout=5)
             raise
