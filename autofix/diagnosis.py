@@ -94,13 +94,14 @@ def diagnose(run: RunResult, script: Path) -> Diagnosis:
             evidence=f"exit code {run.returncode}; last output: {run.last_line[:200]}",
             hint=UNKNOWN.hint,
         )
-    category = classify(exc)
+    matched = classify(exc)
+    category = matched
     seen = [d for t in run.probe.trainers for d in t.datasets] + run.probe.datasets
     if category.id == "ragged-batch" and any(d.label_kind == "str" for d in seen):
         category = get_category("string-labels")  # same message: the labels decide
     frame = user_frame(exc, script)
     evidence = exc.headline()
-    quoted = classify(exc).matching_line(exc.message)
+    quoted = matched.matching_line(exc.message)  # the line of the message that matched
     if quoted and quoted not in evidence:
         evidence = f"{exc.short_type}: {quoted}"
     hint = category.hint
