@@ -16,7 +16,12 @@ from typing import ClassVar
 
 import libcst as cst
 from libcst.codemod import CodemodContext, SkipFile, VisitorBasedCodemodCommand
-from libcst.metadata import PositionProvider, QualifiedNameProvider
+from libcst.metadata import (
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
 
 from autofix.types import (
     DatasetFacts,
@@ -67,7 +72,8 @@ class Recipe(VisitorBasedCodemodCommand):
     and raise :class:`NotApplicable` (a ``SkipFile``) when the code has nothing to fix.
     """
 
-    METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider)
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider, ScopeProvider,
+                             ParentNodeProvider)
 
     id: ClassVar[str] = ""
     category: ClassVar[str] = ""
