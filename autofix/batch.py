@@ -19,11 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import git
-
 from autofix.engine import Options, repair
-from autofix.errors import AutofixError
-from autofix.gitops import open_repo
+from autofix.errors import AutofixError, classify_error
+from autofix.gitops import branch_names, head_sha, open_repo, repo_root
 from autofix.types import Diagnosis, RunRecord, SessionResult, Status
 
 SUFFIXES = (".py", ".ipynb")
@@ -77,6 +75,8 @@ class Row:
     seconds: float = 0.0
     result: SessionResult | None = None
     error: str = ""
+    #: The boundary's exit code for a row that ended by an error (2 usage/env, 3 crash).
+    code: int = 0
 
 
 class _RowObserver:
@@ -120,8 +120,8 @@ def run_batch(options: BatchOptions, changed: Callable[[list[Row]], None] | None
     cancel = cancel or threading.Event()
     scripts = collect(options.paths)
     repo = open_repo(scripts[0])
-    root = Path(str(repo.working_tree_dir)).resolve()
-    base = repo.head.commit.hexsha
+    root = repo_root(repo)
+    base = head_sha(repo)
     rows = []
     for script in scripts:
         try:
@@ -130,7 +130,7 @@ def run_batch(options: BatchOptions, changed: Callable[[list[Row]], None] | None
             raise AutofixError(f"{script} is not in the repository {root}",
                                hint="batch-repair one repository at a time") from None
         rows.append(Row(rel, branch_name(options.branch_prefix, rel)))
-    existing = {h.name for h in repo.heads}
+    existing = branch_names(repo)
     taken = [r.branch for r in rows if r.branch in existing]
     if taken:
         raise AutofixError(f"branch(es) already exist: {', '.join(taken)}",
@@ -161,10 +161,12 @@ def run_batch(options: BatchOptions, changed: Callable[[list[Row]], None] | None
             result = repair(opts, _RowObserver(row, notify))
             row.result = result
             row.status = "interrupted" if result.interrupted else result.status.value
-        except (AutofixError, git.GitCommandError, OSError) as exc:
-            row.status, row.error = Status.ERROR.value, str(exc)
-        except Exception as exc:  # noqa: BLE001 - one script's crash must not stop the rest
-            row.status, row.error = Status.ERROR.value, f"autofix crashed: {exc!r}"
+        except Exception as exc:  # noqa: BLE001 - the boundary, per script: one script's
+            # error or crash ends only its row (errors.classify_error: 2 usage/env, 3 bug)
+            verdict = classify_error(exc)
+            row.status, row.error, row.code = Status.ERROR.value, verdict.message, verdict.code
+            if verdict.log is not None:
+                row.error += f" (traceback saved to {verdict.log})"
         row.seconds = time.monotonic() - started
         notify()
 

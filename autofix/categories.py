@@ -8,14 +8,67 @@ runs under ``autofix/examples/<id>/``; the test suite classifies every one of th
 
 from __future__ import annotations
 
+import enum
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
+
+from autofix.types import ProbeReport
 
 EXAMPLES_DIR = Path(__file__).parent / "examples"
 #: Learning rates at or above this are too high to fine-tune a pretrained transformer: the
 #: HF course (chapter 8) advises 1e-5 to 1e-4; 1e-3 is Adam's and Keras' "adam" default.
 LR_TOO_HIGH = 1e-3
+
+
+class CategoryId(str, enum.Enum):
+    """The built-in category ids (``shared/faults.md``). Category ids are plain strings
+    everywhere (``Diagnosis.category``, commit trailers, JSON): these members compare
+    equal to them. Categories added later (other modules, plugins) register a
+    :class:`Category` with :func:`register_category` and need no member here."""
+
+    SYNTAX_ERROR = "syntax-error"
+    CUDA_DEVICE_ASSERT = "cuda-device-assert"
+    API_DRIFT = "api-drift"
+    STRING_LABELS = "string-labels"
+    MAP_RETURNS_NOTHING = "map-returns-nothing"
+    RAW_DATASET = "raw-dataset"
+    RAGGED_BATCH = "ragged-batch"
+    METRIC_ON_LOGITS = "metric-on-logits"
+    LABEL_COLUMN_NAME = "label-column-name"
+    KERAS_LABELS_IN_DICT = "keras-labels-in-dict"
+    LABEL_OUT_OF_RANGE = "label-out-of-range"
+    NAN_LOSS = "nan-loss"
+    STALLED_LOSS = "stalled-loss"
+    KERAS_STRING_LOSS = "keras-string-loss"
+    LR_TOO_HIGH = "lr-too-high"
+    TIMEOUT = "timeout"
+    UNKNOWN = "unknown"
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Kind(str, enum.Enum):
+    """How a category shows: a traceback, a training symptom the probe confirms, a root
+    cause found behind a symptom, or a property of the run itself."""
+
+    ERROR = "error"
+    SYMPTOM = "symptom"
+    ROOT_CAUSE = "root-cause"
+    RUN = "run"
+
+
+@dataclass(frozen=True)
+class RootCause:
+    """A rule naming a root cause behind a symptom from the run's facts: when
+    ``found(probe)`` holds, ``category`` (which has recipes) is a cause."""
+
+    category: str
+    found: Callable[[ProbeReport], bool]
+    why: str = ""
 
 
 @dataclass(frozen=True)
@@ -36,6 +89,15 @@ class Category:
     #: Categories this one wins over when both match the same exception chain (the same
     #: message can have two causes; a chained cause decides).
     overrides: tuple[str, ...] = ()
+    kind: Kind = Kind.ERROR
+    #: Environment for a rerun before this category is trusted: the first traceback is
+    #: not the real one (a CUDA device-side assert points at the wrong line), so the
+    #: engine reruns with this environment and classifies that run instead.
+    rerun_env: Mapping[str, str] | None = None
+    #: Shown while the rerun runs and in the commit ("rerun on CPU with ...").
+    rerun_note: str = ""
+    #: For symptoms: the rules naming fixable root causes from the run's facts, in order.
+    root_causes: tuple[RootCause, ...] = ()
     compiled: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -84,6 +146,10 @@ CATEGORIES: tuple[Category, ...] = (
             r"CUDA error: an illegal memory access",
         ),
         examples=("sim-v5.txt", "sim-v4.txt"),
+        # course, chapter 8: "execute the next steps of the training pipeline on the CPU";
+        # CUDA_LAUNCH_BLOCKING=1 makes CUDA report synchronously where a GPU stays visible
+        rerun_env=MappingProxyType({"CUDA_VISIBLE_DEVICES": "", "CUDA_LAUNCH_BLOCKING": "1"}),
+        rerun_note='rerun on CPU with CUDA_VISIBLE_DEVICES="" CUDA_LAUNCH_BLOCKING=1',
     ),
     Category(
         id="api-drift",
@@ -171,18 +237,38 @@ CATEGORIES: tuple[Category, ...] = (
     ),
 )
 
+def _keras_string_loss(probe: ProbeReport) -> bool:
+    """A string (or from_logits=False) Keras loss on a Hugging Face model, which outputs
+    logits: the loss is computed on the wrong quantity and stays near chance."""
+    return any(k.hf_model and (isinstance(k.loss, str) or bool(k.loss and k.from_logits is False))
+               for k in probe.keras)
+
+
+def _lr_too_high(probe: ProbeReport) -> bool:
+    """A learning rate at or above :data:`LR_TOO_HIGH` at any recorded step."""
+    rates = [s.lr for s in probe.steps if s.lr is not None]
+    return bool(rates) and max(rates) >= LR_TOO_HIGH * (1 - 1e-6)  # float32 1e-3 > 1e-3
+
+
 #: Training symptoms, confirmed by the probe while the script trains (no traceback).
 SYMPTOMS: tuple[Category, ...] = (
     Category(
         id="nan-loss",
         title="the loss became NaN or infinite",
         hint="the evidence names the first non-finite step and the samples of that batch",
+        kind=Kind.SYMPTOM,
     ),
     Category(
         id="stalled-loss",
         title="the loss stays near the chance level ln(C) or stops falling",
         hint="autofix knows two root causes: a string Keras loss on logits and a learning "
              "rate of 1e-3 or more",
+        kind=Kind.SYMPTOM,
+        root_causes=(
+            RootCause("keras-string-loss", _keras_string_loss,
+                      "a string Keras loss on a model that outputs logits"),
+            RootCause("lr-too-high", _lr_too_high, "a learning rate of 1e-3 or more"),
+        ),
     ),
 )
 
@@ -192,10 +278,12 @@ ROOT_CAUSES: tuple[Category, ...] = (
         id="keras-string-loss",
         title="a Keras loss given as a string (from_logits=False) on a model that outputs "
               "logits",
+        kind=Kind.ROOT_CAUSE,
     ),
     Category(
         id="lr-too-high",
         title="a learning rate of 1e-3 or more on a pretrained transformer",
+        kind=Kind.ROOT_CAUSE,
     ),
 )
 
@@ -204,21 +292,54 @@ TIMEOUT = Category(
     id="timeout",
     title="the script ran past --timeout and was killed",
     hint="raise --timeout, or check for a hang (a blocking read, a dead lock, a huge dataset)",
+    kind=Kind.RUN,
 )
 UNKNOWN = Category(
     id="unknown",
     title="a failure autofix has no category for",
     hint="the key traceback lines are shown; no recipe was tried",
+    kind=Kind.RUN,
 )
 
-_BY_ID = {c.id: c for c in (*CATEGORIES, *SYMPTOMS, *ROOT_CAUSES, TIMEOUT, UNKNOWN)}
+_REGISTRY: dict[str, Category] = {}
+
+
+def register_category(category: Category, *, replace: bool = False) -> Category:
+    """Add ``category`` to the registry (classification order: registration order, so
+    built-ins first). Other modules and plugins call this for their own categories; a
+    recipe's ``category`` must be registered before the recipe class is defined.
+
+    Raises ``ValueError`` for an id already registered (unless ``replace``) or an id that
+    is not lower-case words joined by ``-``.
+    """
+    if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", str(category.id)):
+        raise ValueError(f"category id {category.id!r} must be lower-case words joined by '-'")
+    if str(category.id) in _REGISTRY and not replace:
+        raise ValueError(f"category {category.id!r} is already registered")
+    _REGISTRY[str(category.id)] = category
+    return category
+
+
+for _category in (*CATEGORIES, *SYMPTOMS, *ROOT_CAUSES, TIMEOUT, UNKNOWN):
+    register_category(_category)
 
 
 def get_category(category_id: str) -> Category:
     """The category with id ``category_id``; raises ``KeyError`` for an unknown id."""
-    return _BY_ID[category_id]
+    return _REGISTRY[str(category_id)]
+
+
+def is_category(category_id: str) -> bool:
+    """True when ``category_id`` is registered (the recipe contract's "known category")."""
+    return str(category_id) in _REGISTRY
 
 
 def all_categories() -> tuple[Category, ...]:
-    """Every category: traceback ones, symptoms, root causes, ``timeout``, ``unknown``."""
-    return (*CATEGORIES, *SYMPTOMS, *ROOT_CAUSES, TIMEOUT, UNKNOWN)
+    """Every registered category, in registration order (traceback ones, symptoms, root
+    causes, ``timeout``, ``unknown``, then any registered later)."""
+    return tuple(_REGISTRY.values())
+
+
+def symptom_ids() -> frozenset[str]:
+    """Ids of the training-symptom categories (``nan-loss``, ``stalled-loss``, ...)."""
+    return frozenset(c.id for c in _REGISTRY.values() if c.kind is Kind.SYMPTOM)

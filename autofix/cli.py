@@ -1,18 +1,21 @@
 """The ``autofix`` command line (typer): a thin layer over :func:`autofix.engine.repair`.
 
 Exit codes: 0 fixed or nothing to fix, 1 could not fix, 2 usage or environment error,
-130 interrupted. Errors are mapped to exit codes here and nowhere else.
+3 a bug in autofix (traceback saved, its path printed), 130 interrupted. Every command
+body runs inside :func:`boundary`, the one place that maps exceptions to exit codes
+(through :func:`autofix.errors.classify_error`, which batch workers use per script).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
-import git
 import typer
 from rich.console import Console
 from rich.live import Live
@@ -22,13 +25,21 @@ from typer.core import TyperGroup
 
 from autofix.batch import BatchOptions, Row, batch_json, batch_markdown, run_batch
 from autofix.engine import Options, repair
-from autofix.errors import AutofixError
+from autofix.errors import (
+    EXIT_CRASH,
+    EXIT_FIXED,
+    EXIT_GAVE_UP,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    classify_error,
+)
 from autofix.registry import all_recipes
 from autofix.report import ConsoleObserver, error_report, print_summary, write_report
 from autofix.runner import default_python
 from autofix.types import SessionResult, Status
 
-EXIT_FIXED, EXIT_GAVE_UP, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+__all__ = ["EXIT_CRASH", "EXIT_FIXED", "EXIT_GAVE_UP", "EXIT_INTERRUPTED", "EXIT_USAGE", "app",
+           "boundary", "exit_code"]
 
 
 class _DefaultToFix(TyperGroup):
@@ -48,7 +59,7 @@ app = typer.Typer(
          "LibCST recipe, commit each fix on a git branch, and rerun until it trains.\n\n"
          "`autofix SCRIPT [OPTIONS] [-- SCRIPT_ARGS...]` is short for `autofix fix SCRIPT ...`."
          "\n\nExit codes: 0 fixed or nothing to fix, 1 could not fix, 2 usage or environment "
-         "error, 130 interrupted.",
+         "error, 3 a bug in autofix (traceback log path printed), 130 interrupted.",
 )
 
 
@@ -96,18 +107,8 @@ def fix(
         max_iterations=max_iterations, resume=resume, init=init,
     )
     observer = ConsoleObserver(console, script.name)
-    try:
+    with boundary(err, report, observer.close):
         result = repair(options, observer)
-    except AutofixError as exc:
-        observer.close()
-        _print_error(err, exc)
-        _write(report, error_report(str(exc)), err)
-        raise typer.Exit(EXIT_USAGE) from None
-    except git.GitCommandError as exc:
-        observer.close()
-        err.print(f"[bold red]error:[/bold red] git failed: {escape(str(exc))}")
-        _write(report, error_report(f"git failed: {exc}"), err)
-        raise typer.Exit(EXIT_USAGE) from None
     observer.close()
     print_summary(console, result)
     _write(report, result.to_json(), err)
@@ -131,10 +132,33 @@ def _consoles(report: Path | None) -> tuple[Console, Console]:
     return console, err
 
 
-def _print_error(err: Console, exc: AutofixError) -> None:
-    err.print(f"[bold red]error:[/bold red] {escape(str(exc))}")
-    if exc.hint:
-        err.print(f"  hint: {escape(exc.hint)}")
+@contextlib.contextmanager
+def boundary(err: Console, report: Path | None = None,
+             cleanup: Any = None) -> Iterator[None]:
+    """The error boundary around a command body: an exception that escapes it ends
+    autofix with the code :func:`autofix.errors.classify_error` gives (2 usage or
+    environment, 130 Ctrl-C, 3 a bug, its traceback saved and the log path printed);
+    the message goes to stderr and, with ``--report``, into the report. ``cleanup`` (a
+    callable) runs first (stops a spinner)."""
+    try:
+        yield
+    except (typer.Exit, typer.Abort, SystemExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - this is the boundary
+        if cleanup is not None:
+            cleanup()
+        verdict = classify_error(exc)
+        label = "interrupted" if verdict.code == EXIT_INTERRUPTED else "error"
+        err.print(f"[bold red]{label}:[/bold red] {escape(verdict.message)}")
+        if verdict.hint:
+            err.print(f"  hint: {escape(verdict.hint)}")
+        document = error_report(verdict.message)
+        document["interrupted"] = verdict.code == EXIT_INTERRUPTED
+        if verdict.log is not None:
+            document["log"] = str(verdict.log)
+        with contextlib.suppress(typer.Exit):
+            _write(report, document, err)
+        raise typer.Exit(verdict.code) from None
 
 
 def _report_problem(path: Path | None) -> str:
@@ -200,7 +224,7 @@ def batch(
                        max_iterations=max_iterations)
     cancel = threading.Event()
     rows: list[Row] = []
-    try:
+    with boundary(err, None, cancel.set):
         with Live(console=console, refresh_per_second=4, transient=False) as live:
             def changed(current: list[Row]) -> None:
                 rows[:] = current
@@ -208,14 +232,6 @@ def batch(
 
             result_rows = run_batch(BatchOptions(paths, jobs, branch_prefix, template),
                                     changed, cancel)
-    except AutofixError as exc:
-        _print_error(err, exc)
-        raise typer.Exit(EXIT_USAGE) from None
-    except KeyboardInterrupt:
-        cancel.set()
-        err.print("[bold red]interrupted[/bold red]: running scripts stopped; their "
-                  "branches hold the fixes committed so far")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
     console.print(_rows_table(result_rows))
     if report is not None:
         _write(report, batch_json(result_rows), err)
@@ -223,7 +239,10 @@ def batch(
         markdown.write_text(batch_markdown(result_rows), encoding="utf-8")
         console.print(f"reports: {report}, {markdown}")
     ok = all(r.status in ("fixed", "clean") for r in result_rows)
-    raise typer.Exit(EXIT_FIXED if ok else EXIT_GAVE_UP)
+    codes = {r.code for r in result_rows}
+    gave_up = any(r.status in ("gave_up", "interrupted") for r in result_rows)
+    raise typer.Exit(EXIT_FIXED if ok else EXIT_CRASH if EXIT_CRASH in codes
+                     else EXIT_GAVE_UP if gave_up or not codes - {0} else EXIT_USAGE)
 
 
 def recipes_table() -> Table:

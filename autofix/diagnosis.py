@@ -5,12 +5,14 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from autofix.categories import CATEGORIES, LR_TOO_HIGH, TIMEOUT, UNKNOWN, Category, get_category
+from autofix.categories import TIMEOUT, UNKNOWN, Category, all_categories, get_category
+from autofix.child.symptoms import WINDOW, LossMonitor
 from autofix.traceback_text import parse_traceback
 from autofix.types import (
     Diagnosis,
     ExceptionInfo,
     Frame,
+    Healthy,
     RunOutcome,
     RunResult,
     SampleLoss,
@@ -32,9 +34,10 @@ def classify(exc: ExceptionInfo) -> Category:
     ``string-labels``, not ``ragged-batch``). Returns :data:`UNKNOWN` when nothing matches.
     """
     chain = (exc, *exc.chain)
-    found = next((category for candidate in chain for category in CATEGORIES
+    categories = all_categories()
+    found = next((category for candidate in chain for category in categories
                   if category.matches(candidate.short_type, candidate.message)), UNKNOWN)
-    for category in CATEGORIES:
+    for category in categories:
         if found.id in category.overrides and any(
                 category.matches(c.short_type, c.message) for c in chain):
             return category
@@ -116,6 +119,7 @@ def diagnose(run: RunResult, script: Path) -> Diagnosis:
         line_text=frame.text if frame else "",
         details=key_lines(exc, script),
         hint=hint,
+        error_type=exc.short_type,
     )
 
 
@@ -133,13 +137,9 @@ def diagnose_symptom(run: RunResult) -> Diagnosis | None:
         return None
     if symptom.kind == "nan-loss":
         return _nan_diagnosis(symptom)
-    causes = []
-    if any(k.hf_model and (isinstance(k.loss, str) or (k.loss and k.from_logits is False))
-           for k in run.probe.keras):
-        causes.append("keras-string-loss")
+    stalled = get_category("stalled-loss")
+    causes = [rule.category for rule in stalled.root_causes if rule.found(run.probe)]
     rates = [s.lr for s in run.probe.steps if s.lr is not None]
-    if rates and max(rates) >= LR_TOO_HIGH * (1 - 1e-6):  # float32 1e-3 is 0.0010000000475
-        causes.append("lr-too-high")
     found = f"; root causes: {', '.join(causes)}" if causes else "; no known root cause"
     return Diagnosis(
         category=causes[0] if causes else "stalled-loss",
@@ -147,8 +147,44 @@ def diagnose_symptom(run: RunResult) -> Diagnosis | None:
         details=(symptom.evidence, f"learning rate: {max(rates):g}" if rates else "lr unknown"),
         via="stalled-loss" if causes else "",
         causes=tuple(causes),
-        hint=get_category("stalled-loss").hint,
+        hint=stalled.hint,
     )
+
+
+def judge(run: RunResult, script: Path) -> Healthy | Diagnosis:
+    """The verdict on one run: :class:`Healthy` when it ended cleanly (exit 0 or the step
+    budget) with no symptom and only finite losses, else its :class:`Diagnosis`.
+
+    ``Healthy.proven`` says whether the loss got clearly under the chance level within
+    the budget (:meth:`LossMonitor.clearly_learning`): the proof a symptom fix owes.
+    """
+    finite = all(s.loss is None or math.isfinite(s.loss) for s in run.probe.steps)
+    if run.outcome in (RunOutcome.OK, RunOutcome.BUDGET) and run.probe.symptom is None \
+            and finite:
+        losses = [s.loss for s in run.probe.steps if s.loss is not None]
+        proven = LossMonitor(run.probe.num_classes, losses).clearly_learning()
+        return Healthy(healthy_evidence(run), proven)
+    return diagnose_symptom(run) or diagnose(run, script)
+
+
+def healthy_evidence(run: RunResult) -> str:
+    """What a run without a fault showed: its step count and losses, else its last line."""
+    losses = [s.loss for s in run.probe.steps if s.loss is not None]
+    if not losses:
+        return run.last_line[:200]
+    tail = losses[-WINDOW:]
+    return (f"{len(run.probe.steps)} steps, loss {losses[0]:.3f} at step 1, "
+            f"{sum(tail) / len(tail):.3f} over the last {len(tail)} steps")
+
+
+def proof_failure(run: RunResult) -> str:
+    """Why a healthy run does not prove a symptom fix ("" when it does)."""
+    monitor = LossMonitor(run.probe.num_classes,
+                          [s.loss for s in run.probe.steps if s.loss is not None])
+    if monitor.clearly_learning():
+        return ""
+    return (f"the loss did not get clearly under the chance level within the budget (last "
+            f"{WINDOW} steps: {monitor.window_mean():.3f}, {len(monitor.losses)} steps)")
 
 
 def _nan_diagnosis(symptom: SymptomReport) -> Diagnosis:

@@ -2,7 +2,14 @@
 
 ``repair(options, observer)`` is the API the CLI (and batch mode) drive; it returns a
 :class:`SessionResult` and raises :class:`AutofixError` only for usage or environment
-problems found before the first run (bad path, not a repo, bad ``--python``...).
+problems (bad path, not a repo, bad ``--python``, a git failure...).
+
+The loop only sequences decisions made elsewhere: :func:`autofix.diagnosis.judge` says
+``Healthy | Diagnosis`` for a run, a category's data says whether it needs a rerun first
+(``Category.rerun_env``), :func:`autofix.recipe.apply_recipe` returns ``Applied |
+NotApplicable | RecipeCrashed``, and :class:`autofix.judge.FixGroup` says whether the run
+after a fix shows it moved the script forward. The runner and the recipe lookup are
+parameters, so ``tests/test_engine.py`` replays saved runs through every policy.
 """
 
 from __future__ import annotations
@@ -10,38 +17,44 @@ from __future__ import annotations
 import dataclasses
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from autofix.categories import SYMPTOMS
-from autofix.child.symptoms import WINDOW, LossMonitor
-from autofix.diagnosis import diagnose, diagnose_symptom
+from autofix.categories import get_category, is_category
+from autofix.diagnosis import healthy_evidence, judge
 from autofix.documents import Program, document_for
-from autofix.errors import AutofixError
+from autofix.errors import AutofixError, save_traceback
 from autofix.gitops import FixBranch, open_repo, prepare_branch
-from autofix.probe import losses_finite
+from autofix.judge import FixGroup, symptom_of
 from autofix.recipe import Recipe, apply_recipe
 from autofix.registry import recipes_for
 from autofix.runner import RunSpec, default_python, run_script, target_versions
 from autofix.types import (
+    Applied,
     Diagnosis,
+    DroppedFix,
     FixRecord,
+    Healthy,
+    NoRecipe,
+    NotApplicable,
     RecipeContext,
-    RecipeOutcome,
-    RecipeStatus,
-    RunOutcome,
+    RecipeCrashed,
     RunRecord,
     RunResult,
     SessionResult,
     Status,
 )
 
-#: Environment for the CPU rerun of a CUDA device-side error (course, chapter 8: "execute
-#: the next steps of the training pipeline on the CPU"; CUDA_LAUNCH_BLOCKING=1 makes CUDA
-#: report synchronously where a GPU is still visible).
-CPU_RERUN_ENV = {"CUDA_VISIBLE_DEVICES": "", "CUDA_LAUNCH_BLOCKING": "1"}
+#: Runs one program: ``runner(spec, source, on_line) -> RunResult`` (default
+#: :func:`autofix.runner.run_script`; tests replay saved results).
+Runner = Callable[[RunSpec, str, Callable[[str], None] | None], RunResult]
+#: The recipes for a category id, in the order to try them (default
+#: :func:`autofix.registry.recipes_for`).
+RecipeLookup = Callable[[str], tuple[type[Recipe], ...]]
+#: What applying recipes for one diagnosis gave: the committed fixes, or why none.
+ApplyDecision = list[FixRecord] | NoRecipe | NotApplicable | RecipeCrashed
 
 
 @dataclass
@@ -119,7 +132,7 @@ def default_branch(script: Path) -> str:
     return f"autofix/{stem or 'script'}"
 
 
-def commit_message(recipe: type[Recipe], outcome: RecipeOutcome, diag: Diagnosis, run_n: int,
+def commit_message(recipe: type[Recipe], outcome: Applied, diag: Diagnosis, run_n: int,
                    rel: str, place: str = "") -> str:
     """The fix commit's message: subject, evidence, recipe summary and trailers.
 
@@ -133,9 +146,9 @@ def commit_message(recipe: type[Recipe], outcome: RecipeOutcome, diag: Diagnosis
     lines = [f"autofix: {recipe.title}", "", f"Run {run_n} {happened}:", f"    {diag.evidence}"]
     if not symptom:
         lines.append(f"at {where}" + (f": {diag.line_text.strip()}" if diag.line_text else ""))
-    if diag.via == "cuda-device-assert":
-        lines.append(f"(found by rerunning on CPU after {diag.via}: the GPU error pointed at "
-                     "the wrong line)")
+    if diag.via and is_category(diag.via) and get_category(diag.via).rerun_env:
+        lines.append(f"(found by a rerun after {diag.via}: {get_category(diag.via).rerun_note};"
+                     " the first error pointed at the wrong line)")
     if diag.details:
         header = "Training evidence:" if symptom else "Key traceback lines:"
         lines += ["", header, *(f"    {d}" for d in diag.details)]
@@ -147,9 +160,12 @@ def commit_message(recipe: type[Recipe], outcome: RecipeOutcome, diag: Diagnosis
 
 
 class _Session:
-    def __init__(self, options: Options, observer: Observer) -> None:
+    def __init__(self, options: Options, observer: Observer, runner: Runner,
+                 recipes: RecipeLookup) -> None:
         self.o = options
         self.observer = observer
+        self.runner = runner
+        self.recipes = recipes
         self.script = check_script(options.script)
         self.versions = target_versions(options.python)
         repo = open_repo(self.script, init=options.init)
@@ -158,6 +174,7 @@ class _Session:
             base=options.base)
         self.result = SessionResult(Status.ERROR, self.branch.branch, "not run")
         self.n = 0
+        self.attempts = 0
         self.document = document_for(self.script)
 
     @property
@@ -173,9 +190,13 @@ class _Session:
                        env={**self.o.env, **(env or {})}, cancel=self.o.cancel)
         program = self.program
         self.result.skipped = program.skipped
-        return run_script(spec, program.source, self.observer.output_line)
+        result = self.runner(spec, program.source, self.observer.output_line)
+        self.result.warnings += [f"run {self.n}: a probe failed inside the script's process "
+                                 f"({e}); its facts are missing" for e in result.probe.probe_errors]
+        return result
 
-    def record(self, run: RunResult, diag: Diagnosis | None) -> RunRecord:
+    def record(self, run: RunResult, verdict: Healthy | Diagnosis) -> RunRecord:
+        diag = verdict if isinstance(verdict, Diagnosis) else None
         rec = RunRecord(n=self.n, outcome=run.outcome.value,
                         category=diag.category if diag else "",
                         evidence=diag.evidence if diag else healthy_evidence(run),
@@ -183,92 +204,140 @@ class _Session:
         self.result.runs.append(rec)
         return rec
 
-    def finish(self, status: Status, reason: str, diag: Diagnosis | None = None) -> None:
+    def finished(self, rec: RunRecord, verdict: Healthy | Diagnosis) -> None:
+        self.observer.run_finished(rec, verdict if isinstance(verdict, Diagnosis) else None)
+
+    def finish(self, status: Status, reason: str, diag: Diagnosis | None = None) -> SessionResult:
         self.result.status = status
         self.result.reason = reason
         self.result.last_diagnosis = diag
+        return self.result
+
+    def run_and_judge(self) -> tuple[RunResult, Healthy | Diagnosis] | None:
+        """One run and its verdict. A category that needs a rerun before it is trusted
+        (``Category.rerun_env``: the CUDA assert on CPU) gets it here; ``None`` when the
+        rerun does not reproduce the failure (the session is then finished)."""
+        run = self.run()
+        verdict = judge(run, self.script)
+        if not isinstance(verdict, Diagnosis) or not is_category(verdict.category):
+            return run, verdict
+        category = get_category(verdict.category)
+        if not category.rerun_env:
+            return run, verdict
+        self.finished(self.record(run, verdict), verdict)
+        first = verdict
+        run = self.run(category.rerun_note, dict(category.rerun_env))
+        verdict = judge(run, self.script)
+        if isinstance(verdict, Healthy):
+            self.finished(self.record(run, verdict), verdict)
+            self.finish(Status.GAVE_UP, f"the {first.category} failure does not reproduce "
+                                        f"on the rerun ({category.rerun_note}); no trustworthy "
+                                        "traceback to classify", first)
+            return None
+        return run, dataclasses.replace(verdict, via=first.category)
 
     def loop(self) -> SessionResult:
-        last: _FixGroup | None = None
-        attempts = 0
+        last: FixGroup | None = None
         while True:
-            run = self.run()
-            healthy = run.outcome in (RunOutcome.OK, RunOutcome.BUDGET) \
-                and run.probe.symptom is None and losses_finite(run.probe)
-            diag = None if healthy else self.diagnose(run)
-            if diag is not None and diag.category == "cuda-device-assert":
-                self.observer.run_finished(self.record(run, diag), diag)
-                run = self.run("rerun on CPU with CUDA_VISIBLE_DEVICES=\"\" "
-                               "CUDA_LAUNCH_BLOCKING=1", CPU_RERUN_ENV)
-                if run.outcome in (RunOutcome.OK, RunOutcome.BUDGET):
-                    self.observer.run_finished(self.record(run, None), None)
-                    self.finish(Status.GAVE_UP, "the CUDA error does not reproduce on CPU; "
-                                "no trustworthy traceback to classify", diag)
+            judged = self.run_and_judge()
+            if judged is None:
+                return self.result
+            run, verdict = judged
+            rec = self.record(run, verdict)
+            failure = last.failed_by(run, verdict) if last is not None else ""
+            if last is not None and failure:
+                self.finished(rec, verdict)
+                shas = self.drop(last, failure)
+                retried = self.retry(last, failure, shas)
+                if retried is None:
                     return self.result
-                diag = dataclasses.replace(self.diagnose(run), via=diag.category)
-            rec = self.record(run, diag)
-            failure = last.failed_by(run, diag) if last is not None else ""
-            if failure:
-                assert last is not None
-                self.observer.run_finished(rec, diag)
-                dropped = self.drop(last)
-                self.finish(Status.GAVE_UP, f"{failure}; commit(s) {dropped} dropped from the "
-                                            "branch", diag)
-                return self.result
-            if diag is None:
-                self.observer.run_finished(rec, None)
+                last = retried
+                continue
+            if isinstance(verdict, Healthy):
+                self.finished(rec, verdict)
                 if self.result.fixes:
-                    self.finish(Status.FIXED, f"the script trains after "
-                                              f"{len(self.result.fixes)} fix(es)")
-                else:
-                    self.finish(Status.CLEAN, "the script ran without a fault; nothing to fix")
-                return self.result
-            if attempts >= self.o.max_iterations:
-                self.observer.run_finished(rec, diag)
-                self.finish(Status.GAVE_UP, f"stopped after --max-iterations "
-                                            f"{self.o.max_iterations}", diag)
-                return self.result
-            attempts += 1
-            fixes = self.apply(run, diag)
-            if not fixes:
-                self.observer.run_finished(rec, diag)
-                return self.result
-            rec.recipe = ", ".join(f.recipe for f in fixes)
-            rec.commit = fixes[-1].commit
-            self.observer.run_finished(rec, diag)
-            last = _FixGroup(diag, fixes)
+                    return self.finish(Status.FIXED, f"the script trains after "
+                                                     f"{len(self.result.fixes)} fix(es)")
+                return self.finish(Status.CLEAN, "the script ran without a fault; nothing "
+                                                 "to fix")
+            diag = verdict
+            if self.attempts >= self.o.max_iterations:
+                self.finished(rec, diag)
+                return self.finish(Status.GAVE_UP, f"stopped after --max-iterations "
+                                                   f"{self.o.max_iterations}", diag)
+            before = self.program.source
+            decision = self.apply(run, diag)
+            if not isinstance(decision, list):
+                self.finished(rec, diag)
+                return self.finish(Status.GAVE_UP, decision.reason, diag)
+            rec.recipe = ", ".join(f.recipe for f in decision)
+            rec.commit = decision[-1].commit
+            self.finished(rec, diag)
+            last = FixGroup(diag, run, self.n, decision, before, self.program.source,
+                            {f.recipe for f in decision})
 
-    def diagnose(self, run: RunResult) -> Diagnosis:
-        return diagnose_symptom(run) or diagnose(run, self.script)
+    def retry(self, group: FixGroup, failure: str, shas: str) -> FixGroup | None:
+        """After ``group`` was dropped: the next recipes for the same diagnosis (those
+        not tried yet, in ``recipes_for`` order); ``None`` when none applies or the
+        iteration budget is spent (the session is then finished)."""
+        dropped = f"{failure}; commit(s) {shas} dropped from the branch"
+        if self.attempts >= self.o.max_iterations:
+            self.finish(Status.GAVE_UP, f"{dropped}; stopped after --max-iterations "
+                                        f"{self.o.max_iterations}", group.diagnosis)
+            return None
+        before = self.program.source
+        decision = self.apply(group.run, group.diagnosis, exclude=group.tried, run_n=group.run_n)
+        if not isinstance(decision, list):
+            why = "no other recipe for it" if isinstance(decision, NoRecipe) else decision.reason
+            self.finish(Status.GAVE_UP, f"{dropped}; {why}", group.diagnosis)
+            return None
+        return FixGroup(group.diagnosis, group.run, group.run_n, decision, before,
+                        self.program.source, group.tried | {f.recipe for f in decision})
 
-    def drop(self, group: _FixGroup) -> str:
+    def drop(self, group: FixGroup, reason: str) -> str:
         """Remove ``group``'s commits from the branch and the result; returns their shas."""
-        for _ in group.fixes:
-            self.result.fixes.pop()
+        for fix in reversed(group.fixes):
+            self.result.fixes.remove(fix)
             self.branch.drop_last()
+            self.result.dropped.append(DroppedFix(fix.commit, fix.recipe, fix.category, reason))
         return ", ".join(f.commit[:8] for f in group.fixes)
 
-    def apply(self, run: RunResult, diag: Diagnosis) -> list[FixRecord]:
-        """Apply a recipe for each cause of ``diag``, one commit each; empty when none
-        applies (the session is then finished with the reason)."""
+    def apply(self, run: RunResult, diag: Diagnosis, exclude: set[str] | frozenset[str] = (
+            frozenset()), run_n: int = 0) -> ApplyDecision:
+        """Apply the first applicable recipe for each cause of ``diag`` (skipping the ids
+        in ``exclude``), one commit each. Returns the fixes, or why there is none:
+        :class:`NoRecipe`, :class:`NotApplicable` (every recipe declined) or
+        :class:`RecipeCrashed` (the last crash, when no recipe applied and one crashed).
+        A crashing recipe is reported in ``warnings`` and the next one is tried."""
         causes = diag.causes or (diag.category,)
-        why = {"unknown": "autofix has no category for this failure",
-               "timeout": "the script ran past --timeout",
-               "syntax-error": "the script does not parse"}.get(diag.category, "no recipe for it")
-        if not any(recipes_for(c) for c in causes):
-            self.finish(Status.GAVE_UP, f"{diag.category}: {why}", diag)
-            return []
+        candidates = {c: [r for r in self.recipes(c) if r.id not in exclude] for c in causes}
+        if not any(candidates.values()):
+            why = {"unknown": "autofix has no category for this failure",
+                   "timeout": "the script ran past --timeout",
+                   "syntax-error": "the script does not parse"}.get(diag.category,
+                                                                    "no recipe for it")
+            return NoRecipe(diag.category, f"{diag.category}: {why}")
         probe = run.probe
-        fixes, reasons = [], []
+        fixes: list[FixRecord] = []
+        reasons: list[str] = []
+        crash: RecipeCrashed | None = None
         program = self.program
         for cause in causes:
             cause_diag = dataclasses.replace(diag, category=cause)
             rc = RecipeContext(diagnosis=cause_diag, versions={**self.versions, **probe.versions},
                                trainers=tuple(probe.trainers), script=self.script,
                                datasets=tuple(probe.datasets), keras=tuple(probe.keras))
-            for recipe in recipes_for(cause):
+            for recipe in candidates[cause]:
                 outcome = apply_recipe(recipe, program.source, rc)
-                if outcome.status is not RecipeStatus.APPLIED:
+                if isinstance(outcome, RecipeCrashed):
+                    crash = outcome
+                    log = save_traceback(outcome.traceback or outcome.error,
+                                         f"recipe-{recipe.id}")
+                    self.result.warnings.append(f"{outcome.reason} (a bug in autofix; "
+                                                f"traceback saved to {log})")
+                    reasons.append(f"{recipe.id}: crashed")
+                    continue
+                if not isinstance(outcome, Applied):
                     reasons.append(f"{recipe.id}: {outcome.reason}")
                     continue
                 where = self.document.where(program, diag.line) if diag.line else ""
@@ -277,85 +346,44 @@ class _Session:
                                                      via=diag.via or cause)
                 sha = self.branch.commit_fix(
                     self.document.content(self.branch.source, outcome.source),
-                    commit_message(recipe, outcome, cause_diag, self.n, self.branch.rel, where))
+                    commit_message(recipe, outcome, cause_diag, run_n or self.n,
+                                   self.branch.rel, where))
                 program = self.program
                 fix = FixRecord(recipe.category, recipe.id, sha, self.branch.rel,
-                                outcome.line or diag.line, outcome.summary, self.n)
+                                outcome.line or diag.line, outcome.summary, run_n or self.n)
                 self.result.fixes.append(fix)
                 fixes.append(fix)
                 break
-        if not fixes:
-            tried = "; ".join(reasons)
-            self.finish(Status.GAVE_UP, f"{diag.category}: {why} (tried {tried})"
-                        if diag.category == "unknown"
-                        else f"{diag.category}: recipe not applicable ({tried})", diag)
-        return fixes
+        self.attempts += 1
+        if fixes:
+            return fixes
+        tried = "; ".join(reasons)
+        if crash is not None and all(r.endswith(": crashed") for r in reasons):
+            return crash
+        if diag.category == "unknown":
+            return NotApplicable(f"unknown: autofix has no category for this failure "
+                                 f"(tried {tried})")
+        return NotApplicable(f"{diag.category}: recipe not applicable ({tried})")
 
 
-@dataclass
-class _FixGroup:
-    """The fixes made for one diagnosis, judged by the next run."""
-
-    diagnosis: Diagnosis
-    fixes: list[FixRecord]
-
-    @property
-    def symptom(self) -> str:
-        return symptom_of(self.diagnosis)
-
-    def failed_by(self, run: RunResult, diag: Diagnosis | None) -> str:
-        """Why the next run shows these fixes did not help ("" when they may have).
-
-        An error fix fails when the same error comes back at the same place. A symptom fix
-        must prove itself: the same symptom again fails it, and so does a healthy run whose
-        loss is not clearly under the chance level (``LossMonitor.clearly_learning``).
-        """
-        recipes = ", ".join(f.recipe for f in self.fixes)
-        if diag is not None and diag.same_fault(self.diagnosis):
-            return (f"recipe {recipes} did not fix {self.diagnosis.category}: the same error "
-                    "at the same place after its fix")
-        if not self.symptom:
-            return ""
-        if diag is not None and symptom_of(diag) == self.symptom:
-            return f"recipe {recipes} did not help: {self.symptom} again ({diag.evidence})"
-        if diag is None:
-            monitor = LossMonitor(run.probe.num_classes,
-                                  [s.loss for s in run.probe.steps if s.loss is not None])
-            if not monitor.clearly_learning():
-                return (f"recipe {recipes} did not help: the loss did not get clearly under "
-                        f"the chance level within the budget (last {WINDOW} steps: "
-                        f"{monitor.window_mean():.3f}, {len(monitor.losses)} steps)")
-        return ""
-
-
-def healthy_evidence(run: RunResult) -> str:
-    """What a run without a fault showed: its step count and losses, else its last line."""
-    losses = [s.loss for s in run.probe.steps if s.loss is not None]
-    if not losses:
-        return run.last_line[:200]
-    tail = losses[-WINDOW:]
-    return (f"{len(run.probe.steps)} steps, loss {losses[0]:.3f} at step 1, "
-            f"{sum(tail) / len(tail):.3f} over the last {len(tail)} steps")
-
-
-def symptom_of(diag: Diagnosis) -> str:
-    """The training symptom behind ``diag`` (``nan-loss``/``stalled-loss``), or ""."""
-    ids = {c.id for c in SYMPTOMS}
-    return diag.via if diag.via in ids else (diag.category if diag.category in ids else "")
-
-
-def repair(options: Options, observer: Observer | None = None) -> SessionResult:
+def repair(options: Options, observer: Observer | None = None, *,
+           runner: Runner = run_script, recipes: RecipeLookup = recipes_for) -> SessionResult:
     """Repair ``options.script`` on its branch until it trains or autofix gives up.
 
-    Returns the :class:`SessionResult` (``interrupted`` set after Ctrl-C, with the child
-    killed and the branch as of the last completed commit). Raises :class:`AutofixError`
-    for usage/environment errors found before the first run.
+    ``runner`` runs one program (default: a real child process); ``recipes`` gives the
+    recipes for a category id (default: the registry). Returns the
+    :class:`SessionResult` (``interrupted`` set after Ctrl-C, with the child killed and
+    the branch as of the last completed commit). Raises :class:`AutofixError` for usage
+    and environment errors (before the first run, or a git failure during one).
     """
-    session = _Session(options, observer or NullObserver())
+    session = _Session(options, observer or NullObserver(), runner, recipes)
     try:
         return session.loop()
     except KeyboardInterrupt:
         session.result.interrupted = True
-        session.finish(Status.ERROR, "interrupted by the user; the branch holds the fixes "
-                                     "committed so far")
-        return session.result
+        return session.finish(Status.ERROR, "interrupted by the user; the branch holds the "
+                                            "fixes committed so far")
+
+
+__all__ = ["Observer", "NullObserver", "Options", "Runner", "RecipeLookup", "check_script",
+           "commit_message", "default_branch", "repair", "symptom_of"]

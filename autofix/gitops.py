@@ -8,22 +8,45 @@ overwritten, and the branch is consistent after every step, Ctrl-C included.
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from io import BytesIO
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 import git
 from gitdb import IStream
 
-from autofix.errors import AutofixError
+from autofix.errors import AutofixError, GitError
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _git_errors(fn: Callable[P, R]) -> Callable[P, R]:
+    """Turn GitPython's ``GitCommandError`` into :class:`GitError` (exit 2 with git's
+    message): nothing outside this module sees GitPython's exception types."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except git.GitCommandError as exc:
+            detail = (exc.stderr or str(exc)).strip().removeprefix("stderr:").strip(" '\n")
+            raise GitError(f"git failed: {' '.join(map(str, exc.command))[:200]}: {detail}",
+                           hint="check the repository (git status, git fsck)") from exc
+
+    return wrapper
 
 _ZERO = "0" * 40
 #: Identity used when the repository has none configured (git refuses to commit without).
 _FALLBACK_IDENTITY = {"name": "autofix", "email": "autofix@localhost"}
 
 
+@_git_errors
 def open_repo(script: Path, init: bool = False) -> git.Repo:
     """The repository holding ``script``; with ``init``, create one with the script as its
     first commit when there is none.
@@ -65,6 +88,7 @@ def _has_identity(repo: git.Repo) -> bool:
         reader.get_value("user", "email", ""))
 
 
+@_git_errors
 def validate_branch_name(repo: git.Repo, branch: str) -> None:
     """Raise :class:`AutofixError` unless ``branch`` can name autofix's branch: a valid
     name that is not ``@``/``HEAD``, no tag's name, and no file/folder clash with an
@@ -82,6 +106,7 @@ def validate_branch_name(repo: git.Repo, branch: str) -> None:
                                f"{head.name!r} (git cannot hold both)", hint=hint)
 
 
+@_git_errors
 def checked_out_branches(repo: git.Repo) -> set[str]:
     """Branches checked out in any worktree of ``repo`` (the main one and linked ones)."""
     out = repo.git.worktree("list", "--porcelain")
@@ -151,6 +176,7 @@ class FixBranch:
         self.commits.append(sha)
         return sha
 
+    @_git_errors
     def commit_fix(self, content: str, message: str) -> str:
         """Commit ``content`` as the script on the branch; returns the fix commit's sha.
 
@@ -166,6 +192,7 @@ class FixBranch:
         self.source = content
         return sha
 
+    @_git_errors
     def drop_last(self) -> None:
         """Move the branch back past its last fix commit; a branch this session created
         and that is left with no fix is deleted. The dropped commit stays in the reflog."""
@@ -192,6 +219,7 @@ class FixBranch:
         return str(blob.data_stream.read().decode("utf-8"))
 
 
+@_git_errors
 def prepare_branch(repo: git.Repo, script: Path, branch: str, resume: bool,
                    base: str | None = None) -> FixBranch:
     """Set up the :class:`FixBranch` for ``script`` (an absolute path in ``repo``), from
@@ -233,3 +261,21 @@ def prepare_branch(repo: git.Repo, script: Path, branch: str, resume: bool,
         head_source = None
     return FixBranch(repo, branch, rel, base, user_source, base, False,
                      snapshot_pending=head_source != user_source)
+
+
+@_git_errors
+def repo_root(repo: git.Repo) -> Path:
+    """The resolved work-tree root of ``repo``."""
+    return Path(str(repo.working_tree_dir)).resolve()
+
+
+@_git_errors
+def head_sha(repo: git.Repo) -> str:
+    """The commit HEAD points at (hex sha)."""
+    return str(repo.head.commit.hexsha)
+
+
+@_git_errors
+def branch_names(repo: git.Repo) -> set[str]:
+    """The names of the local branches of ``repo``."""
+    return {h.name for h in repo.heads}

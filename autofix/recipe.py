@@ -10,6 +10,7 @@ and ``import transformers as tf; tf.Trainer`` match as well.
 from __future__ import annotations
 
 import re
+import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -23,14 +24,19 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
+from autofix import patterns
+from autofix.categories import is_category
 from autofix.types import (
+    Applied,
     DatasetFacts,
     Diagnosis,
     KerasFacts,
     RecipeContext,
+    RecipeCrashed,
     RecipeOutcome,
     TrainerFacts,
 )
+from autofix.types import NotApplicable as NotApplicableOutcome
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,44 @@ class NotApplicable(SkipFile):
     """Raised by a recipe when the code does not have the shape it fixes."""
 
 
+class RecipeContractError(TypeError):
+    """A recipe class breaks the recipe contract (raised when the class is created)."""
+
+
+_ID = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+
+
+def contract_problems(cls: type[Recipe]) -> list[str]:
+    """What ``cls`` lacks to be a recipe (empty: it keeps the contract).
+
+    The contract (Fixit's rule checks): an ``id`` of lower-case words joined by ``-``
+    equal to its module's name (``-`` as ``_``: ``recipes/drift_adamw.py`` holds
+    ``drift-adamw``; classes defined in ``test_*`` modules are exempt from this one); a
+    ``title``; a ``category`` (and ``also_fixes``) registered in
+    :mod:`autofix.categories`; at least one before/after example and one example the
+    recipe must leave unchanged.
+    """
+    problems = []
+    if not cls.id or not _ID.fullmatch(cls.id):
+        problems.append(f"id {cls.id!r} must be lower-case words joined by '-'")
+    module = cls.__module__.rsplit(".", 1)[-1]
+    if cls.id and not module.startswith(("test_", "_")) and module != "__main__" \
+            and cls.id.replace("-", "_") != module:
+        problems.append(f"id {cls.id!r} must equal its module's name ({module}.py holds "
+                        f"{module.replace('_', '-')!r}; one recipe per module)")
+    if not cls.title:
+        problems.append("no title")
+    for category in (cls.category, *cls.also_fixes):
+        if not is_category(category):
+            problems.append(f"category {category!r} is not registered (autofix.categories."
+                            "register_category)")
+    if not any(e.after is not None for e in cls.examples):
+        problems.append("no before/after example")
+    if not any(e.after is None for e in cls.examples):
+        problems.append("no example the recipe must leave unchanged")
+    return problems
+
+
 class Recipe(VisitorBasedCodemodCommand):
     """Base of every recipe in ``recipes/``.
 
@@ -74,6 +118,10 @@ class Recipe(VisitorBasedCodemodCommand):
 
     METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider, ScopeProvider,
                              ParentNodeProvider)
+
+    #: True on a shared base class that is not a recipe itself (only the class that sets
+    #: it; its subclasses are recipes again and must keep the contract).
+    abstract: ClassVar[bool] = True
 
     id: ClassVar[str] = ""
     category: ClassVar[str] = ""
@@ -87,6 +135,18 @@ class Recipe(VisitorBasedCodemodCommand):
     #: role -> regex of a call's qualified name; ``X = call(...)`` puts ``X`` under role in
     #: ``self.assigned`` (in source order, seen before the code that follows it).
     TRACK: ClassVar[dict[str, str]] = {}
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        """Check the recipe contract when a recipe class is created; raises
+        :class:`RecipeContractError` listing every problem (see :func:`contract_problems`).
+        """
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("abstract", False):
+            return
+        problems = contract_problems(cls)
+        if problems:
+            raise RecipeContractError(f"recipe {cls.__module__}.{cls.__qualname__}: "
+                                      + "; ".join(problems))
 
     def __init__(self, context: CodemodContext, recipe_context: RecipeContext) -> None:
         super().__init__(context)
@@ -146,9 +206,10 @@ class Recipe(VisitorBasedCodemodCommand):
         return "; ".join(dict.fromkeys(self.edits))
 
 
-TRAINER_PATTERN = r"transformers(\.trainer(_seq2seq)?)?\.(Seq2Seq)?Trainer"
-TOKENIZER_PATTERN = r"transformers(\.[\w.]*)?\.\w*(Tokenizer\w*|Processor)\.from_pretrained"
-TF_MODEL_PATTERN = r"transformers(\.[\w.]*)?\.TF\w+\.from_pretrained"
+#: Kept for recipes written before ``autofix.patterns`` (the one home of the patterns).
+TRAINER_PATTERN = patterns.TRAINER
+TOKENIZER_PATTERN = patterns.TOKENIZER
+TF_MODEL_PATTERN = patterns.TF_MODEL
 
 
 def code(node: cst.CSTNode) -> str:
@@ -240,33 +301,36 @@ def replace_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst
 
 
 def apply_recipe(recipe: type[Recipe], source: str, rc: RecipeContext) -> RecipeOutcome:
-    """Apply ``recipe`` to ``source`` and say what happened.
+    """Apply ``recipe`` to ``source`` and say what happened; never raises for a recipe bug.
 
-    Returns ``applied`` with the new source and a summary, ``not_applicable`` with the
-    reason when the recipe raised :class:`NotApplicable` or changed nothing, and
-    ``failed`` when the source does not parse or the recipe produced unparsable code.
+    Returns :class:`~autofix.types.Applied` with the new source and a summary;
+    :class:`~autofix.types.NotApplicable` with the reason when the recipe raised
+    :class:`NotApplicable`, changed nothing, or the source does not parse;
+    :class:`~autofix.types.RecipeCrashed` with the error and traceback when the recipe
+    raised anything else or produced code that does not parse.
     """
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        return RecipeOutcome.failed(f"the script does not parse: {exc.message}")
-    command = recipe(CodemodContext(), rc)
+        return NotApplicableOutcome(f"the script does not parse: {exc.message}", recipe.id)
     try:
+        command = recipe(CodemodContext(), rc)
         new_module = command.transform_module(module)
     except NotApplicable as exc:
-        return RecipeOutcome.not_applicable(str(exc))
+        return NotApplicableOutcome(str(exc) or recipe.nothing_to_do, recipe.id)
     except SkipFile as exc:
-        return RecipeOutcome.not_applicable(str(exc) or "skipped")
+        return NotApplicableOutcome(str(exc) or "skipped", recipe.id)
+    except Exception as exc:  # noqa: BLE001 - a recipe bug is an outcome, never fatal
+        return RecipeCrashed(recipe.id, f"{type(exc).__name__}: {exc}",
+                             "".join(traceback.format_exception(exc)))
     new_source = new_module.code
     if new_source == source:
-        return RecipeOutcome.not_applicable("the recipe found nothing to change")
+        return NotApplicableOutcome("the recipe found nothing to change", recipe.id)
     try:
         cst.parse_module(new_source)
     except cst.ParserSyntaxError as exc:  # a recipe bug; never commit it
-        return RecipeOutcome.failed(f"recipe {recipe.id} produced code that does not parse: "
-                                    f"{exc.message}")
-    return RecipeOutcome.applied(new_source, command.summary() or recipe.title,
-                                 command.first_line)
+        return RecipeCrashed(recipe.id, f"produced code that does not parse: {exc.message}")
+    return Applied(new_source, command.summary() or recipe.title, command.first_line)
 
 
 def iter_examples(recipes: Iterable[type[Recipe]]) -> Iterable[tuple[type[Recipe], Example]]:

@@ -74,10 +74,18 @@ def print_summary(console: Console, result: SessionResult, repo_dir: str = "") -
             console.print(f"    [dim]{escape(line)}[/dim]")
         if diag.hint:
             console.print(f"  hint: {escape(diag.hint)}")
-    if result.fixes:
-        prefix = f"git -C {repo_dir} " if repo_dir else "git "
+    for dropped in result.dropped:
+        console.print(f"  [yellow]dropped[/yellow] {dropped.commit[:8]}  {dropped.recipe}: "
+                      f"{escape(dropped.reason)}")
+    for warning in result.warnings:
+        console.print(f"  [yellow]warning:[/yellow] {escape(warning)}")
+    prefix = f"git -C {repo_dir} " if repo_dir else "git "
+    if result.mergeable:
         console.print(f"\nReview: [bold]{prefix}diff HEAD..{result.branch}[/bold]   "
                       f"merge: [bold]{prefix}merge {result.branch}[/bold]")
+    elif result.fixes:  # gave up or interrupted: the branch does not train yet
+        console.print(f"\nPartial fixes (the script does not train yet; do not merge as is): "
+                      f"[bold]{prefix}diff HEAD..{result.branch}[/bold]")
 
 
 def write_report(path: Path, document: dict[str, Any]) -> None:

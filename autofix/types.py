@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 
 @dataclass(frozen=True)
@@ -145,6 +145,9 @@ class ProbeReport:
     num_classes: int | None = None
     budget_reached: bool = False
     exit_code: int | None = None
+    #: ``probe_error`` events: "where: message" of a probe that failed inside the child
+    #: (the script ran on; the facts of that probe are missing).
+    probe_errors: list[str] = field(default_factory=list)
 
 
 class RunOutcome(str, enum.Enum):
@@ -197,6 +200,8 @@ class Diagnosis:
     via: str = ""
     hint: str = ""
     causes: tuple[str, ...] = ()
+    #: Short class name of the exception (``NameError``); "" for symptoms and timeouts.
+    error_type: str = ""
 
     def same_fault(self, other: Diagnosis) -> bool:
         """True when ``other`` is this fault again at the same place: the same category
@@ -211,34 +216,79 @@ class Diagnosis:
 
 
 class RecipeStatus(str, enum.Enum):
-    """What applying a recipe did."""
+    """What applying a recipe did (``outcome.status`` of every outcome type below)."""
 
     APPLIED = "applied"
     NOT_APPLICABLE = "not_applicable"
-    FAILED = "failed"
+    CRASHED = "crashed"
+    NO_RECIPE = "no_recipe"
 
 
 @dataclass(frozen=True)
-class RecipeOutcome:
-    """The result of a recipe: new source when applied, else the reason it was not."""
+class Applied:
+    """A recipe changed the code: the new ``source``, a one-line ``summary`` and the
+    1-based ``line`` of its first edit (0: unknown)."""
 
-    status: RecipeStatus
-    source: str = ""
-    summary: str = ""
-    reason: str = ""
+    source: str
+    summary: str
     line: int = 0
+    status: ClassVar[RecipeStatus] = RecipeStatus.APPLIED
 
-    @classmethod
-    def applied(cls, source: str, summary: str, line: int = 0) -> RecipeOutcome:
-        return cls(RecipeStatus.APPLIED, source=source, summary=summary, line=line)
+    @property
+    def reason(self) -> str:
+        return ""
 
-    @classmethod
-    def not_applicable(cls, reason: str) -> RecipeOutcome:
-        return cls(RecipeStatus.NOT_APPLICABLE, reason=reason)
 
-    @classmethod
-    def failed(cls, reason: str) -> RecipeOutcome:
-        return cls(RecipeStatus.FAILED, reason=reason)
+@dataclass(frozen=True)
+class NotApplicable:
+    """A recipe declined: the code does not have the shape it fixes (``reason`` says
+    what is missing), or the script does not parse."""
+
+    reason: str
+    recipe: str = ""
+    status: ClassVar[RecipeStatus] = RecipeStatus.NOT_APPLICABLE
+    source: ClassVar[str] = ""
+
+
+@dataclass(frozen=True)
+class RecipeCrashed:
+    """A recipe raised, or produced code that does not parse: a bug in the recipe, never
+    committed, reported as a warning; the session goes on with the next recipe.
+    ``traceback`` is the formatted traceback (empty for unparsable output)."""
+
+    recipe: str
+    error: str
+    traceback: str = ""
+    status: ClassVar[RecipeStatus] = RecipeStatus.CRASHED
+    source: ClassVar[str] = ""
+
+    @property
+    def reason(self) -> str:
+        return f"recipe {self.recipe} crashed: {self.error}"
+
+
+@dataclass(frozen=True)
+class NoRecipe:
+    """No recipe is registered for the diagnosis' category (or any of its causes)."""
+
+    category: str
+    reason: str
+    status: ClassVar[RecipeStatus] = RecipeStatus.NO_RECIPE
+    source: ClassVar[str] = ""
+
+
+#: What applying one recipe gives (``autofix.recipe.apply_recipe``).
+RecipeOutcome = Applied | NotApplicable | RecipeCrashed
+
+
+@dataclass(frozen=True)
+class Healthy:
+    """The verdict on a run without a fault: ``evidence`` (steps and losses, else the
+    last output line) and ``proven``: the loss got clearly under the chance level within
+    the budget (``LossMonitor.clearly_learning``), the proof a symptom fix must give."""
+
+    evidence: str
+    proven: bool = False
 
 
 @dataclass(frozen=True)
@@ -283,6 +333,18 @@ class FixRecord:
     run: int = 0  # the run whose diagnosis it fixes
 
 
+@dataclass(frozen=True)
+class DroppedFix:
+    """A fix commit removed from the branch because the next run judged it: the same
+    fault again, a new error at a line it changed, or a symptom fix that did not prove
+    itself."""
+
+    commit: str
+    recipe: str
+    category: str
+    reason: str
+
+
 class Status(str, enum.Enum):
     """How a whole session ended (the report's ``status``)."""
 
@@ -304,6 +366,18 @@ class SessionResult:
     interrupted: bool = False
     last_diagnosis: Diagnosis | None = None
     skipped: list[str] = field(default_factory=list)
+    #: Things a person should know that did not stop the session: a recipe that crashed
+    #: (a bug in autofix, with its traceback log), a probe that failed in the child.
+    warnings: list[str] = field(default_factory=list)
+    #: Fix commits taken back off the branch, each with why (``DroppedFix``).
+    dropped: list[DroppedFix] = field(default_factory=list)
+
+    @property
+    def mergeable(self) -> bool:
+        """True when the branch holds fixes a person may merge: the session ended fixed
+        (every fix moved the script forward and the last run trains). A gave-up or
+        interrupted session never suggests merging."""
+        return self.status is Status.FIXED and bool(self.fixes) and not self.interrupted
 
     def to_json(self) -> dict[str, Any]:
         """The ``--report`` JSON document (shape fixed by issue 2)."""
@@ -313,6 +387,12 @@ class SessionResult:
             "reason": self.reason,
             "interrupted": self.interrupted,
             "skipped": self.skipped,
+            "warnings": self.warnings,
+            "dropped": [
+                {"commit": d.commit, "recipe": d.recipe, "category": d.category,
+                 "reason": d.reason}
+                for d in self.dropped
+            ],
             "runs": [
                 {
                     "n": r.n,

@@ -13,6 +13,8 @@ class AddPaddingCollator(Recipe):
     """Adds ``collate_fn=DataCollatorWithPadding(<tokenizer>...)`` to each matching call
     that has no ``collate_fn``; subclasses say which calls and how the collator reads."""
 
+    abstract = True
+
     TRACK = {"tokenizer": TOKENIZER_PATTERN}
 
     def is_batching_call(self, node: cst.Call) -> bool:

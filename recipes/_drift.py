@@ -16,6 +16,8 @@ class KeywordRename(Recipe):
     environment's transformers wants: ``NEW`` from version ``SINCE`` on, ``OLD`` before.
     Applies only when the error names one of the two (``unexpected keyword argument``)."""
 
+    abstract = True
+
     CALL: ClassVar[str] = ""
     OLD: ClassVar[str] = ""
     NEW: ClassVar[str] = ""

@@ -8,6 +8,7 @@ chosen by the target environment's version, so the rename also runs backwards.
 
 from __future__ import annotations
 
+from autofix.patterns import TRAINING_ARGS
 from autofix.recipe import Example
 from recipes._drift import KeywordRename
 
@@ -19,7 +20,7 @@ class RenameEvalStrategy(KeywordRename):
     id = "drift-eval-strategy"
     category = "api-drift"
     title = "use the evaluation-strategy argument name of the installed transformers"
-    CALL = r"transformers(\.[\w.]*)?\.(Seq2Seq)?TrainingArguments"
+    CALL = TRAINING_ARGS
     OLD, NEW, SINCE = "evaluation_strategy", "eval_strategy", EVAL_STRATEGY_SINCE
 
     examples = (

@@ -19,6 +19,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from autofix.categories import LR_TOO_HIGH
+from autofix.patterns import KERAS_ADAM, TORCH_ADAM, TRAINING_ARGS
 from autofix.recipe import (
     TF_MODEL_PATTERN,
     Example,
@@ -33,9 +34,6 @@ from autofix.types import KerasFacts
 TOO_HIGH = LR_TOO_HIGH
 #: The rate the fix sets: TrainingArguments' default, inside the course's 1e-5..1e-4.
 FINE_TUNING_LR = "5e-5"
-_TORCH_ADAM = r"torch\.optim(\.adamw?)?\.(Adam|AdamW)"
-_KERAS_ADAM = r"(tf_keras|keras|tensorflow\.keras)(\.[\w.]*)?\.optimizers(\.[\w.]*)?\.Adam\w*"
-_TRAINING_ARGS = r"transformers(\.[\w.]*)?\.(Seq2Seq)?TrainingArguments"
 
 
 def _value(node: cst.BaseExpression) -> float | None:
@@ -133,11 +131,11 @@ class LowerLearningRate(Recipe):
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         func = original_node.func
-        if self.is_qualified(func, _TORCH_ADAM):
+        if self.is_qualified(func, TORCH_ADAM):
             return self._lower(original_node, updated_node, "lr", code(func), True)
-        if self.is_qualified(func, _KERAS_ADAM):
+        if self.is_qualified(func, KERAS_ADAM):
             return self._lower(original_node, updated_node, "learning_rate", code(func), True)
-        if self.is_qualified(func, _TRAINING_ARGS):
+        if self.is_qualified(func, TRAINING_ARGS):
             return self._lower(original_node, updated_node, "learning_rate", code(func), False)
         if self.is_model_compile(original_node):
             return self._keras_string(original_node, updated_node)

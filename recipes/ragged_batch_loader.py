@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from autofix.patterns import DATALOADER
 from autofix.recipe import Example
 from recipes._collate import AddPaddingCollator
-
-_DATALOADER = r"torch\.utils\.data(\.dataloader)?\.DataLoader"
 
 
 class PadDataLoader(AddPaddingCollator):
@@ -49,7 +48,7 @@ class PadDataLoader(AddPaddingCollator):
     )
 
     def is_batching_call(self, node: cst.Call) -> bool:
-        return self.is_qualified(node.func, _DATALOADER)
+        return self.is_qualified(node.func, DATALOADER)
 
     def summary(self) -> str:
         return f"pad DataLoader batches ({self.edits[0]})"

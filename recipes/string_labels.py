@@ -13,11 +13,11 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import PositionProvider
 
-from autofix.recipe import TRAINER_PATTERN, Example, NotApplicable, Recipe, keyword
+from autofix.patterns import DATALOADER, TRAINER
+from autofix.recipe import Example, NotApplicable, Recipe, keyword
 from autofix.types import DatasetFacts, TrainerFacts
 
 Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement
-_DATALOADER = r"torch\.utils\.data(\.dataloader)?\.DataLoader"
 
 
 def _facts(kind: str) -> tuple[TrainerFacts, ...]:
@@ -64,9 +64,9 @@ class ClassEncodeLabels(Recipe):
         for index, stmt in enumerate(body):
             for call in m.findall(stmt, m.Call()):
                 assert isinstance(call, cst.Call)
-                if self.is_qualified(call.func, TRAINER_PATTERN):
+                if self.is_qualified(call.func, TRAINER):
                     arg = keyword(call, "train_dataset")
-                elif self.is_qualified(call.func, _DATALOADER):
+                elif self.is_qualified(call.func, DATALOADER):
                     arg = call.args[0] if call.args else None
                 else:
                     continue

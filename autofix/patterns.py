@@ -1,0 +1,27 @@
+"""Qualified-name patterns of the library calls recipes match, in one place.
+
+Each is a regular expression fully matched against a LibCST qualified name
+(``QualifiedNameProvider``), so ``from transformers import Trainer as T`` and
+``import transformers as tf; tf.Trainer`` match as well (``Recipe.is_qualified``).
+A recipe that needs a new library call adds its pattern here, not in its own module.
+"""
+
+from __future__ import annotations
+
+#: ``transformers.Trainer`` / ``Seq2SeqTrainer`` (also through their submodules).
+TRAINER = r"transformers(\.trainer(_seq2seq)?)?\.(Seq2Seq)?Trainer"
+#: ``AutoTokenizer.from_pretrained``, any ``*Tokenizer*``/``*Processor`` class.
+TOKENIZER = r"transformers(\.[\w.]*)?\.\w*(Tokenizer\w*|Processor)\.from_pretrained"
+#: A Hugging Face TensorFlow model built with ``from_pretrained``.
+TF_MODEL = r"transformers(\.[\w.]*)?\.TF\w+\.from_pretrained"
+#: A sequence-classification model (PyTorch, TF or Flax) built with ``from_pretrained``.
+SEQ_CLS_MODEL = (r"transformers(\.[\w.]*)?\.(TF|Flax)?\w*ForSequenceClassification"
+                 r"\.from_pretrained")
+#: ``TrainingArguments`` / ``Seq2SeqTrainingArguments``.
+TRAINING_ARGS = r"transformers(\.[\w.]*)?\.(Seq2Seq)?TrainingArguments"
+#: ``torch.utils.data.DataLoader``.
+DATALOADER = r"torch\.utils\.data(\.dataloader)?\.DataLoader"
+#: ``torch.optim.Adam`` / ``AdamW``.
+TORCH_ADAM = r"torch\.optim(\.adamw?)?\.(Adam|AdamW)"
+#: A Keras ``Adam``-family optimizer class (Keras 3, tf.keras or tf_keras).
+KERAS_ADAM = r"(tf_keras|keras|tensorflow\.keras)(\.[\w.]*)?\.optimizers(\.[\w.]*)?\.Adam\w*"
