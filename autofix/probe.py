@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from autofix.child.events import Event
 from autofix.types import (
     DatasetFacts,
     ExceptionInfo,
@@ -86,8 +88,41 @@ def _symptom(data: dict[str, Any]) -> SymptomReport:
     )
 
 
+def _exit(report: ProbeReport, event: dict[str, Any]) -> None:
+    report.exit_code = int(event.get("code", 0))
+
+
+def _probe_error(report: ProbeReport, event: dict[str, Any]) -> None:
+    report.probe_errors.append(f"{event.get('where', '?')}: {event.get('message', '')}")
+
+
+def _num_classes(report: ProbeReport, event: dict[str, Any]) -> None:
+    report.num_classes = int(event.get("value", 0)) or None
+
+
+#: How each event of the contract (``autofix/child/events.py: EVENTS``) updates the
+#: report; a test checks that every declared event has a reader here.
+READERS: dict[str, Callable[[ProbeReport, dict[str, Any]], None]] = {
+    Event.VERSIONS: lambda r, e: setattr(
+        r, "versions", {str(k): str(v) for k, v in e.get("versions", {}).items()}),
+    Event.EXCEPTION: lambda r, e: setattr(r, "exception", exception_from_json(e)),
+    Event.TRAINER: lambda r, e: r.trainers.append(_trainer(e)),
+    Event.DATASET: lambda r, e: r.datasets.append(_dataset(e)),
+    Event.KERAS: lambda r, e: r.keras.append(_keras(e)),
+    Event.STEP: lambda r, e: r.steps.append(
+        StepRecord(int(e.get("step", 0)), _loss(e.get("loss")), _loss(e.get("lr")))),
+    Event.SYMPTOM: lambda r, e: setattr(r, "symptom", _symptom(e)),
+    Event.NUM_CLASSES: _num_classes,
+    Event.BUDGET_REACHED: lambda r, e: setattr(r, "budget_reached", True),
+    Event.EARLY_EVAL: lambda r, e: None,  # progress only
+    Event.PROBE_ERROR: _probe_error,
+    Event.EXIT: _exit,
+}
+
+
 def read_probe(path: Path) -> ProbeReport:
-    """Parse the probe file at ``path``; a missing file or a torn last line is tolerated.
+    """Parse the probe file at ``path``; a missing file or a torn last line is tolerated,
+    an event name outside the contract is ignored.
 
     Returns a :class:`ProbeReport`; an empty one when the child died before the probe ran.
     """
@@ -99,28 +134,12 @@ def read_probe(path: Path) -> ProbeReport:
             event = json.loads(raw)
         except json.JSONDecodeError:
             continue  # a line cut short by a kill
-        kind = event.get("event")
-        if kind == "versions":
-            report.versions = {str(k): str(v) for k, v in event.get("versions", {}).items()}
-        elif kind == "exception":
-            report.exception = exception_from_json(event)
-        elif kind == "trainer":
-            report.trainers.append(_trainer(event))
-        elif kind == "dataset":
-            report.datasets.append(_dataset(event))
-        elif kind == "keras":
-            report.keras.append(_keras(event))
-        elif kind == "step":
-            report.steps.append(StepRecord(int(event.get("step", 0)), _loss(event.get("loss")),
-                                           _loss(event.get("lr"))))
-        elif kind == "symptom":
-            report.symptom = _symptom(event)
-        elif kind == "num_classes":
-            report.num_classes = int(event.get("value", 0)) or None
-        elif kind == "budget_reached":
-            report.budget_reached = True
-        elif kind == "exit":
-            report.exit_code = int(event.get("code", 0))
+        reader = READERS.get(str(event.get("event"))) if isinstance(event, dict) else None
+        if reader is not None:
+            try:
+                reader(report, event)
+            except (TypeError, ValueError, KeyError, AttributeError) as exc:
+                report.probe_errors.append(f"unreadable {event.get('event')} event: {exc!r}")
     return report
 
 

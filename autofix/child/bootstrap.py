@@ -11,10 +11,8 @@ Environment:
     AUTOFIX_MAX_STEPS   stop training cleanly after this many optimizer steps
                         (``0`` or unset: no limit).
 
-Events (one JSON object per line, ``"event"`` key): ``versions``, ``trainer`` (datasets
-given to ``Trainer`` and the model's ``num_labels``), ``keras`` (compiled loss and
-optimizer), ``dataset`` (a dataset given to ``to_tf_dataset``), ``step`` (step, loss, lr),
-``symptom``, ``budget_reached``, ``exception`` (type, message, frames, chain), ``exit``.
+Events (one JSON object per line, ``"event"`` key): their names and payload fields are
+defined once in ``events.py`` (``Event``, ``EVENTS``), which ``autofix/probe.py`` reads.
 The probes themselves are in ``probes.py``, the symptom rules in ``symptoms.py``.
 """
 
@@ -48,7 +46,7 @@ def load_child_package() -> types.ModuleType:
 
 
 load_child_package()
-from _autofix_child.events import AutofixStop, emit  # noqa: E402
+from _autofix_child.events import AutofixStop, Event, emit  # noqa: E402
 from _autofix_child.probes import install  # noqa: E402
 
 
@@ -105,7 +103,7 @@ def run(patched: str, original: str, argv: list[str]) -> int:
     sys.argv = [original, *argv]
     sys.path[0] = os.path.dirname(os.path.abspath(original))
     install()
-    emit("versions", versions=versions())
+    emit(Event.VERSIONS, versions=versions())
 
     main = types.ModuleType("__main__")
     main.__file__ = original
@@ -115,20 +113,20 @@ def run(patched: str, original: str, argv: list[str]) -> int:
         code = compile(source, original, "exec", dont_inherit=True)
         exec(code, main.__dict__)
     except AutofixStop as stop:  # budget reached or symptom confirmed in a hand-written loop
-        emit("exit", code=0, stopped=str(stop))
+        emit(Event.EXIT, code=0, stopped=str(stop))
         return 0
     except SystemExit as exc:
         code_ = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if code_ != 0:
-            emit("exception", **describe_exception(exc))
-        emit("exit", code=code_)
+            emit(Event.EXCEPTION, **describe_exception(exc))
+        emit(Event.EXIT, code=code_)
         raise
     except BaseException as exc:
-        emit("exception", **describe_exception(exc))
-        emit("exit", code=1)
+        emit(Event.EXCEPTION, **describe_exception(exc))
+        emit(Event.EXIT, code=1)
         traceback.print_exception(type(exc), exc, user_traceback(exc))
         return 1
-    emit("exit", code=0)
+    emit(Event.EXIT, code=0)
     return 0
 
 

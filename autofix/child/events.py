@@ -1,6 +1,10 @@
 """The probe's event stream and step bookkeeping, shared by every training probe.
 
-Events are JSON lines appended to ``AUTOFIX_PROBE_FILE``. ``record_step`` is called once
+Events are JSON lines appended to ``AUTOFIX_PROBE_FILE``: ``{"event": NAME, **payload}``.
+This module is the contract of that stream: the event names (:class:`Event`) and each
+payload's fields (:data:`EVENTS`) are defined here once; the child emits them and
+``autofix/probe.py`` reads them from these definitions (a test checks both sides). It
+runs inside the user's interpreter, so it is standard library only. ``record_step`` is called once
 per optimizer step by whichever probe sees the training (Trainer, Keras, a hand-written
 PyTorch loop); it feeds the symptom monitor and decides when training must stop.
 """
@@ -16,6 +20,50 @@ from .symptoms import LossMonitor
 
 PROBE_FILE = os.environ.get("AUTOFIX_PROBE_FILE", "")
 MAX_STEPS = int(os.environ.get("AUTOFIX_MAX_STEPS", "0") or 0)
+
+
+class Event:
+    """The event names (``emit(Event.STEP, ...)``)."""
+
+    VERSIONS = "versions"
+    EXCEPTION = "exception"
+    TRAINER = "trainer"
+    DATASET = "dataset"
+    KERAS = "keras"
+    STEP = "step"
+    SYMPTOM = "symptom"
+    NUM_CLASSES = "num_classes"
+    BUDGET_REACHED = "budget_reached"
+    EARLY_EVAL = "early_eval"
+    PROBE_ERROR = "probe_error"
+    EXIT = "exit"
+
+
+#: Fields of a ``dataset`` event and of each entry of a ``trainer`` event's ``datasets``:
+#: role, column names, rows, the label column, its kind ("int"/"str"/"float"), the
+#: ClassLabel's number of classes, or the label range over the whole split.
+DATASET_FIELDS = ("role", "columns", "num_rows", "label_column", "label_kind",
+                  "label_classes", "label_min", "label_max")
+
+#: Every event and the payload fields it may carry (all optional to the reader).
+EVENTS: dict[str, tuple[str, ...]] = {
+    Event.VERSIONS: ("versions",),  # {distribution: version}
+    # type (qualified), message, frames [{file, line, function, text}], chain [exception]
+    Event.EXCEPTION: ("type", "message", "frames", "chain"),
+    Event.TRAINER: ("trainer_class", "model_class", "num_labels", "datasets"),
+    Event.DATASET: (*DATASET_FIELDS, "requested"),
+    Event.KERAS: ("keras", "model_class", "hf_model", "num_labels", "optimizer", "lr", "loss",
+                  "from_logits"),
+    Event.STEP: ("step", "loss", "lr"),  # loss: number, or "nan"/"inf" as a string
+    # samples: [{index, label, loss}] of the first non-finite batch (nan-loss)
+    Event.SYMPTOM: ("kind", "step", "evidence", "num_classes", "num_labels", "samples",
+                    "analysis_error"),
+    Event.NUM_CLASSES: ("value",),
+    Event.BUDGET_REACHED: ("step",),
+    Event.EARLY_EVAL: ("rows",),
+    Event.PROBE_ERROR: ("where", "message"),  # a probe failed; the script ran on
+    Event.EXIT: ("code", "stopped"),
+}
 
 
 class AutofixStop(BaseException):
@@ -34,7 +82,8 @@ class State:
 
 
 def emit(event: str, **data: Any) -> None:
-    """Append one event to the probe file; never raises into the user's script."""
+    """Append one event (a name of :class:`Event`, the fields of :data:`EVENTS`) to the
+    probe file; never raises into the user's script."""
     if not PROBE_FILE:
         return
     try:
@@ -48,7 +97,7 @@ def set_num_classes(num_classes: Any) -> None:
     """Tell the monitor the model's number of classes (first one seen wins)."""
     if State.monitor.num_classes is None and isinstance(num_classes, int) and num_classes > 1:
         State.monitor.num_classes = num_classes
-        emit("num_classes", value=num_classes)
+        emit(Event.NUM_CLASSES, value=num_classes)
 
 
 def _json_number(value: float | None) -> Any:
@@ -59,17 +108,17 @@ def record_step(loss: float | None, lr: float | None) -> bool:
     """Record one optimizer step; True when training must stop now (budget or symptom)."""
     State.steps += 1
     step = State.steps
-    emit("step", step=step, loss=_json_number(loss), lr=lr)
+    emit(Event.STEP, step=step, loss=_json_number(loss), lr=lr)
     if loss is not None:
         symptom = State.monitor.add(loss)
         if symptom is not None:
             analysis = batch_analysis() if symptom.kind == "nan-loss" else {}
-            emit("symptom", kind=symptom.kind, step=symptom.step, evidence=symptom.evidence,
+            emit(Event.SYMPTOM, kind=symptom.kind, step=symptom.step, evidence=symptom.evidence,
                  num_classes=State.monitor.num_classes, **analysis)
             State.stop = "symptom"
             return True
     if MAX_STEPS and step >= MAX_STEPS:
-        emit("budget_reached", step=step)
+        emit(Event.BUDGET_REACHED, step=step)
         State.stop = "budget"
         return True
     return False
