@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import git
+import pytest
 
 from .conftest import TEST_SCRIPTS, run_autofix, snapshot, trailers
 
@@ -19,6 +20,7 @@ DRIFT = ("from transformers import TrainingArguments\n"
          "print('arguments ok:', args.eval_strategy)\n")
 
 
+@pytest.mark.e2e  # the drift scripts import the real transformers
 def test_four_workers_on_one_repository(scratch_repo: Repo) -> None:
     files: dict[str, str | Path] = {f"ex/drift_{i}.py": DRIFT for i in range(5)}
     files["ex/hang.py"] = "import time\ntime.sleep(600)\n"

@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import git
 import pytest
-
-from autofix.documents import document_for
-from autofix.runner import RunSpec, run_script
-from autofix.types import RunOutcome
 
 from .conftest import SAMPLES, run_autofix, snapshot
 
@@ -48,12 +43,10 @@ def test_batch_repairs_every_exercise(scratch_repo: Repo) -> None:
     for name in EXERCISES:
         assert f"sample_scripts/course/{name}`: fixed" in markdown
 
-    # every branch's script or notebook now runs to the step budget
+    # every branch's script or notebook trained in autofix's own verification run (its
+    # last run ran the branch's file, to the end or the step budget, with no symptom):
+    # no second training of the nine branches
     for name, row in rows.items():
-        path = root / row["path"]
-        content = (repo.commit(row["branch"]).tree / row["path"]).data_stream.read().decode()
-        program = document_for(path).program(content)
-        run = run_script(RunSpec(python=sys.executable, script=path, cwd=path.parent,
-                                 max_steps=60, timeout=900), program.source)
-        assert run.outcome in (RunOutcome.OK, RunOutcome.BUDGET), (name, run.output_tail[-2000:])
-        assert run.probe.symptom is None, (name, run.probe.symptom)
+        last = row["runs"][-1]
+        assert last["outcome"] in ("ok", "budget") and last["category"] == "", (name, last)
+        assert row["branch"] in repo.heads, name
