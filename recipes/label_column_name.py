@@ -13,8 +13,8 @@ import re
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import PositionProvider
 
+from autofix import insert
 from autofix.recipe import Example, NotApplicable, Recipe
 from autofix.types import DatasetFacts, RecipeContext
 
@@ -72,16 +72,15 @@ class RenameLabelColumn(Recipe):
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         missing, existing = missing_and_existing(self.rc)
-        body = list(tree.body)
-        use = next((i for i, stmt in enumerate(body) if m.findall(stmt, m.Call(
+        calls = m.findall(tree, m.Call(
             func=m.Attribute(attr=m.Name("to_tf_dataset")),
             args=[m.ZeroOrMore(), m.Arg(value=m.List(elements=[
                 m.ZeroOrMore(), m.Element(m.SimpleString(f'"{missing}"')
                                           | m.SimpleString(f"'{missing}'")), m.ZeroOrMore()])),
-                  m.ZeroOrMore()]))), None)
-        if use is None:
+                  m.ZeroOrMore()]))
+        if not calls:
             raise NotApplicable(f"no to_tf_dataset(...) call asks for column {missing!r}")
-        call = m.findall(body[use], m.Call(func=m.Attribute(attr=m.Name("to_tf_dataset"))))[0]
+        call = calls[0]
         assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
         base = call.func.value
         while isinstance(base, cst.Subscript):
@@ -90,18 +89,16 @@ class RenameLabelColumn(Recipe):
             raise NotApplicable("to_tf_dataset is not called on a dataset variable")
         name = base.value
         rename = m.Call(func=m.Attribute(value=m.Name(name), attr=m.Name("rename_column")))
-        if any(m.findall(stmt, rename) for stmt in body[:use]):
+        if any(m.findall(stmt, rename) for stmt in insert.assignment_statements(self, base, name)):
             raise NotApplicable(f"{name} is already renamed before its use")
-        assigned = [i for i, stmt in enumerate(body[:use]) if m.findall(stmt, m.Assign(
-            targets=[m.AssignTarget(target=m.Name(name))]))]
-        if not assigned:
-            raise NotApplicable(f"no assignment of {name} before to_tf_dataset")
-        new = cst.parse_statement(f'{name} = {name}.rename_column("{existing}", "{missing}")\n')
         self.summary_text = f'{name}.rename_column("{existing}", "{missing}")'
+        try:
+            new, self.first_line = insert.insert_after_last_assignment(
+                self, tree, base, name, [insert.parse_statement(f"{name} = {self.summary_text}")])
+        except insert.NoPlace as exc:
+            raise NotApplicable(str(exc)) from None
         self.edits.append(self.summary_text)
-        self.first_line = self.get_metadata(PositionProvider, body[assigned[-1]]).end.line + 1
-        body.insert(assigned[-1] + 1, new)
-        return tree.with_changes(body=body)
+        return new
 
     def summary(self) -> str:
         return f"rename the label column: {self.summary_text}"
