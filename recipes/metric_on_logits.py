@@ -12,6 +12,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor
 
+from autofix import insert
 from autofix.recipe import TRAINER_PATTERN, Example, NotApplicable, Recipe, keyword
 
 
@@ -67,28 +68,24 @@ class ArgmaxPredictions(Recipe):
                     self.functions.add(arg.value.value)
         if not self.functions:
             raise NotApplicable("no Trainer(compute_metrics=<function>) found")
-        return super().transform_module_impl(tree)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef,
-                          updated_node: cst.FunctionDef) -> cst.FunctionDef:
-        if original_node.name.value not in self.functions:
-            return updated_node
-        body = list(updated_node.body.body)
-        if m.findall(updated_node, m.Call(func=m.Attribute(attr=m.Name("argmax")))):
-            self.reason = f"{original_node.name.value} already takes an argmax"
-            return updated_node
-        for i, stmt in enumerate(body):
-            unpack = m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(
-                target=m.Tuple(elements=[m.Element(m.Name()), m.Element(m.Name())]))])])
-            if m.matches(stmt, unpack):
-                assign = cst.ensure_type(cst.ensure_type(stmt, cst.SimpleStatementLine)
-                                         .body[0], cst.Assign)
-                target = cst.ensure_type(assign.targets[0].target, cst.Tuple)
-                name = cst.ensure_type(target.elements[0].value, cst.Name).value
-                AddImportsVisitor.add_needed_import(self.context, "numpy", asname="np")
-                body.insert(i + 1, cst.parse_statement(f"{name} = np.argmax({name}, axis=-1)\n"))
-                self.changed(original_node, f"{name} = np.argmax({name}, axis=-1) in "
-                                            f"{original_node.name.value}")
-                return updated_node.with_changes(
-                    body=updated_node.body.with_changes(body=body))
-        return updated_node
+        unpack = m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(
+            target=m.Tuple(elements=[m.Element(m.Name()), m.Element(m.Name())]))])])
+        for func in m.findall(tree, m.FunctionDef()):
+            assert isinstance(func, cst.FunctionDef)
+            if func.name.value not in self.functions:
+                continue
+            if m.findall(func, m.Call(func=m.Attribute(attr=m.Name("argmax")))):
+                self.reason = f"{func.name.value} already takes an argmax"
+                continue
+            stmt = next((s for s in func.body.body if m.matches(s, unpack)), None)
+            if stmt is None:
+                continue
+            assign = cst.ensure_type(cst.ensure_type(stmt, cst.SimpleStatementLine).body[0],
+                                     cst.Assign)
+            target = cst.ensure_type(assign.targets[0].target, cst.Tuple)
+            name = cst.ensure_type(target.elements[0].value, cst.Name).value
+            AddImportsVisitor.add_needed_import(self.context, "numpy", asname="np")
+            self.changed(func, f"{name} = np.argmax({name}, axis=-1) in {func.name.value}")
+            return insert.insert_statements(tree, cst.ensure_type(stmt, cst.SimpleStatementLine), [
+                insert.parse_statement(f"{name} = np.argmax({name}, axis=-1)")])
+        raise NotApplicable(self.reason or self.nothing_to_do)
