@@ -20,11 +20,13 @@ from autofix.child.symptoms import WINDOW, LossMonitor
 from autofix.diagnosis import diagnose, diagnose_symptom
 from autofix.documents import Program, document_for
 from autofix.errors import AutofixError
-from autofix.gitops import FixBranch, open_repo, prepare_branch
+from autofix.gitops import open_repo, prepare_branch
 from autofix.probe import losses_finite
 from autofix.recipe import Recipe, apply_recipe
 from autofix.registry import recipes_for
 from autofix.runner import RunSpec, default_python, run_script, target_versions
+from autofix.sandbox import Sandbox
+from autofix.sink import BranchWriter
 from autofix.types import (
     Diagnosis,
     FixRecord,
@@ -61,6 +63,10 @@ class Options:
     base: str | None = None  # commit to branch from (batch mode: one HEAD for all)
     cancel: threading.Event | None = None
     env: dict[str, str] = field(default_factory=dict)  # extra environment for every run
+    # issue 12: fixes go to this writer instead of a git branch (a Ray task, a sandboxed
+    # session: the driver replays them with autofix.sink.replay)
+    writer: BranchWriter | None = None
+    sandbox: Sandbox | None = None  # issue 12: limits and isolation for every run
 
 
 class Observer(Protocol):
@@ -152,10 +158,14 @@ class _Session:
         self.observer = observer
         self.script = check_script(options.script)
         self.versions = target_versions(options.python)
-        repo = open_repo(self.script, init=options.init)
-        self.branch: FixBranch = prepare_branch(
-            repo, self.script, options.branch or default_branch(self.script), options.resume,
-            base=options.base)
+        self.branch: BranchWriter
+        if options.writer is not None:
+            self.branch = options.writer
+        else:
+            repo = open_repo(self.script, init=options.init)
+            self.branch = prepare_branch(
+                repo, self.script, options.branch or default_branch(self.script),
+                options.resume, base=options.base)
         self.result = SessionResult(Status.ERROR, self.branch.branch, "not run")
         self.n = 0
         self.document = document_for(self.script)
@@ -170,7 +180,8 @@ class _Session:
         self.observer.run_started(self.n, note)
         spec = RunSpec(python=self.o.python, script=self.script, cwd=self.o.cwd,
                        args=self.o.args, timeout=self.o.timeout, max_steps=self.o.max_steps,
-                       env={**self.o.env, **(env or {})}, cancel=self.o.cancel)
+                       env={**self.o.env, **(env or {})}, cancel=self.o.cancel,
+                       sandbox=self.o.sandbox)
         program = self.program
         self.result.skipped = program.skipped
         return run_script(spec, program.source, self.observer.output_line)
