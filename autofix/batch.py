@@ -269,7 +269,7 @@ def batch_json(rows: list[Row]) -> dict[str, Any]:
             "seconds": round(row.seconds, 2),
             "reason": row.error or single.get("reason", ""),
             "skipped": single.get("skipped", []),
-            **({"nodes": row.nodes} if row.nodes else {}),
+            **({"nodes": row.nodes, "overhead": round(row.overhead, 2)} if row.nodes else {}),
         })
     return {"scripts": scripts}
 
