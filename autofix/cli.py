@@ -25,7 +25,7 @@ from autofix.engine import Options, repair
 from autofix.errors import AutofixError
 from autofix.registry import all_recipes
 from autofix.report import ConsoleObserver, error_report, print_summary, write_report
-from autofix.runner import default_python
+from autofix.runner import LAUNCHERS, default_python
 from autofix.sandbox import Sandbox, isolation
 from autofix.types import SessionResult, Status
 
@@ -88,13 +88,22 @@ def fix(
     ] = False,
     report: Annotated[Path | None, typer.Option(
         help="Write a JSON report of the runs and fixes to this path.")] = None,
+    launcher: Annotated[str | None, typer.Option(
+        help="Start the script with torchrun or accelerate (launch), on --nproc-per-node "
+             "processes; the probe runs in every rank.")] = None,
+    nproc_per_node: Annotated[int, typer.Option(
+        help="Processes per node for --launcher.", min=1)] = 1,
 ) -> None:
     """Repair SCRIPT on a branch; your files, index and current branch stay untouched."""
     console, err = _consoles(report)
+    if launcher is not None and launcher not in LAUNCHERS:
+        err.print(f"[bold red]error:[/bold red] --launcher is one of {', '.join(LAUNCHERS)}")
+        raise typer.Exit(EXIT_USAGE)
     options = Options(
         script=script, python=python or default_python(), args=tuple(script_args or ()),
         branch=branch, timeout=timeout or None, max_steps=0 if full else max_steps,
         max_iterations=max_iterations, resume=resume, init=init,
+        launcher=launcher or "", nproc_per_node=nproc_per_node,
     )
     observer = ConsoleObserver(console, script.name)
     try:

@@ -67,6 +67,8 @@ class Options:
     # session: the driver replays them with autofix.sink.replay)
     writer: BranchWriter | None = None
     sandbox: Sandbox | None = None  # issue 12: limits and isolation for every run
+    launcher: str = ""  # issue 12: "torchrun" or "accelerate" (runner.launch_command)
+    nproc_per_node: int = 1
 
 
 class Observer(Protocol):
@@ -181,7 +183,8 @@ class _Session:
         spec = RunSpec(python=self.o.python, script=self.script, cwd=self.o.cwd,
                        args=self.o.args, timeout=self.o.timeout, max_steps=self.o.max_steps,
                        env={**self.o.env, **(env or {})}, cancel=self.o.cancel,
-                       sandbox=self.o.sandbox)
+                       sandbox=self.o.sandbox, launcher=self.o.launcher,
+                       nproc_per_node=self.o.nproc_per_node)
         program = self.program
         self.result.skipped = program.skipped
         return run_script(spec, program.source, self.observer.output_line)
@@ -286,9 +289,12 @@ class _Session:
                 if recipe.category != cause:  # a root cause behind another face
                     cause_diag = dataclasses.replace(cause_diag, category=recipe.category,
                                                      via=diag.via or cause)
+                message = commit_message(recipe, outcome, cause_diag, self.n, self.branch.rel,
+                                         where)
+                if probe.rank is not None:  # issue 12: which rank failed first
+                    message += f"Autofix-Rank: {probe.rank} of {self.o.nproc_per_node}\n"
                 sha = self.branch.commit_fix(
-                    self.document.content(self.branch.source, outcome.source),
-                    commit_message(recipe, outcome, cause_diag, self.n, self.branch.rel, where))
+                    self.document.content(self.branch.source, outcome.source), message)
                 program = self.program
                 fix = FixRecord(recipe.category, recipe.id, sha, self.branch.rel,
                                 outcome.line or diag.line, outcome.summary, self.n)

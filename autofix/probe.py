@@ -100,6 +100,14 @@ def read_probe(path: Path) -> ProbeReport:
         except json.JSONDecodeError:
             continue  # a line cut short by a kill
         kind = event.get("event")
+        rank = event.get("rank")
+        if rank is not None and kind in ("step", "budget_reached") and rank != 0:
+            continue  # ranks step together: rank 0's steps stand for all
+        if kind == "exception" and rank is not None:
+            if report.exception is None:  # the first failure is the root cause; later
+                report.exception = exception_from_json(event)  # ranks fail because of it
+                report.rank = int(rank)
+            continue
         if kind == "versions":
             report.versions = {str(k): str(v) for k, v in event.get("versions", {}).items()}
         elif kind == "exception":

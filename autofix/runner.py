@@ -12,6 +12,7 @@ import collections
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -59,6 +60,39 @@ class RunSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     cancel: threading.Event | None = None  # set by batch mode on Ctrl-C: stop this run
     sandbox: Sandbox | None = None  # untrusted script: scrubbed env, limits, no network
+    launcher: str = ""  # "", "torchrun" or "accelerate": the probe then runs in every rank
+    nproc_per_node: int = 1
+
+
+#: Launchers ``--launcher`` accepts.
+LAUNCHERS = ("torchrun", "accelerate")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def launch_command(spec: RunSpec, patched: Path) -> list[str]:
+    """The child's argv: the bootstrap directly, or the bootstrap as the script that
+    ``torchrun`` / ``accelerate launch`` starts once per rank (so the probe runs in every
+    rank). ``torchrun --standalone`` and accelerate's ``--main_process_port`` get a free
+    local port, so concurrent runs do not collide. Raises :class:`AutofixError` for an
+    unknown launcher."""
+    boot = [str(BOOTSTRAP), str(patched), str(spec.script), *spec.args]
+    n = str(spec.nproc_per_node)
+    if spec.launcher == "torchrun":
+        return [spec.python, "-m", "torch.distributed.run", "--standalone",
+                f"--nproc-per-node={n}", *boot]
+    if spec.launcher == "accelerate":  # --multi_gpu starts N processes (gloo on CPU)
+        return [spec.python, "-m", "accelerate.commands.launch", "--num_processes", n,
+                "--num_machines", "1", "--multi_gpu", "--mixed_precision", "no",
+                "--dynamo_backend", "no", "--main_process_port", str(_free_port()), *boot]
+    if spec.launcher:
+        raise AutofixError(f"unknown launcher {spec.launcher!r}",
+                           hint=f"--launcher is one of {', '.join(LAUNCHERS)}")
+    return [spec.python, *boot]
 
 
 def target_versions(python: str) -> dict[str, str]:
@@ -162,7 +196,7 @@ def run_script(
         env["AUTOFIX_PROBE_FILE"] = str(probe_file)
         env["AUTOFIX_MAX_STEPS"] = str(spec.max_steps)
         env.setdefault("PYTHONUNBUFFERED", "1")
-        cmd = [spec.python, str(BOOTSTRAP), str(patched), str(spec.script), *spec.args]
+        cmd = launch_command(spec, patched)
         confined = confine(cmd, spec.sandbox) if spec.sandbox else Confinement(cmd)
         started = time.monotonic()
         try:

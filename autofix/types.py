@@ -145,6 +145,7 @@ class ProbeReport:
     num_classes: int | None = None
     budget_reached: bool = False
     exit_code: int | None = None
+    rank: int | None = None  # issue 12: the rank whose exception is ``exception`` (launchers)
 
 
 class RunOutcome(str, enum.Enum):

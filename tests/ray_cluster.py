@@ -9,6 +9,7 @@ every Ray on the machine).
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -33,13 +34,13 @@ def free_ports(n: int) -> list[int]:
 
 
 def _node_args() -> tuple[list[str], int]:
-    p = free_ports(8)
-    lo = p[7] - p[7] % 100 + 30000 if p[7] < 30000 else p[7]
-    return (["--node-ip-address=127.0.0.1", f"--node-manager-port={p[0]}", f"--object-manager-port={p[1]}",
+    p = free_ports(7)
+    lo = random.randrange(20000, 60000, 100)  # a block of worker ports of its own
+    return (["--node-ip-address=127.0.0.1", f"--node-manager-port={p[0]}",
+             f"--object-manager-port={p[1]}",
              f"--dashboard-agent-listen-port={p[2]}", f"--dashboard-agent-grpc-port={p[3]}",
              f"--metrics-export-port={p[4]}", f"--runtime-env-agent-port={p[5]}",
-             f"--min-worker-port={lo % 50000 + 10000}",
-             f"--max-worker-port={lo % 50000 + 10060}",
+             f"--min-worker-port={lo}", f"--max-worker-port={lo + 60}",
              "--num-cpus=1", f"--object-store-memory={OBJECT_STORE}",
              "--disable-usage-stats", "--block"], p[0])
 
@@ -57,9 +58,18 @@ class Cluster:
 
     def start_node2(self) -> None:
         args, self.node2_port = _node_args()
-        self.procs.append(_spawn([RAY, "start", f"--address={self.address}", *args],
-                                 self.env, Path(self.temp) / "node2.log"))
-        _wait_nodes(self.address, 2, self.env)
+        for attempt in range(3):
+            proc = _spawn([RAY, "start", f"--address={self.address}", *args], self.env,
+                          Path(self.temp) / "node2.log")
+            try:
+                _wait_nodes(self.address, 2, self.env, proc)
+                self.procs.append(proc)
+                return
+            except RuntimeError:
+                if proc.poll() is None:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                if attempt == 2:
+                    raise
 
     def kill_node2(self) -> None:
         """Node 2 dies: its whole process group (raylet, workers) gets SIGKILL."""
@@ -88,7 +98,8 @@ def _spawn(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[b
                                 stdin=subprocess.DEVNULL, start_new_session=True)
 
 
-def _wait_nodes(address: str, n: int, env: dict[str, str], timeout: float = 240) -> None:
+def _wait_nodes(address: str, n: int, env: dict[str, str],
+                proc: subprocess.Popen[bytes] | None = None, timeout: float = 240) -> None:
     """Wait until ``n`` nodes are alive (a head takes 20 s and more on a busy machine)."""
     probe = ("import ray, time, sys\n"
              f"ray.init(address={address!r}, logging_level='ERROR')\n"
@@ -98,24 +109,37 @@ def _wait_nodes(address: str, n: int, env: dict[str, str], timeout: float = 240)
              "    time.sleep(0.5)\n")
     deadline = time.monotonic() + timeout
     while True:
-        done = subprocess.run([sys.executable, "-c", probe], env=env, timeout=timeout,
+        done = subprocess.run([sys.executable, "-c", probe], env=env, timeout=120,
                               stdin=subprocess.DEVNULL, capture_output=True, text=True)
         if done.returncode == 0:
             return
-        if time.monotonic() > deadline:
+        if time.monotonic() > deadline or (proc is not None and proc.poll() is not None):
             raise RuntimeError(f"Ray at {address} has not {n} node(s): {done.stderr[-2000:]}")
         time.sleep(2)
 
 
-def start_cluster(root: Path, nodes: int = 2) -> Cluster:
+def start_cluster(root: Path, nodes: int = 2, attempts: int = 3) -> Cluster:
     """Start a head (and a second node when ``nodes == 2``); workers import autofix from
-    ``root``. Node deaths are noticed within a few seconds (health checks every 1 s)."""
+    ``root``. Node deaths are noticed within a few seconds (health checks every 1 s).
+
+    On a loaded machine Ray 2.60's raylet can give up waiting (about 15 s) for its
+    dashboard agent to start; a failed start leaves nothing behind and is tried again,
+    up to ``attempts`` times."""
+    for attempt in range(attempts):
+        try:
+            return _start(root, nodes)
+        except RuntimeError:
+            if attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _start(root: Path, nodes: int) -> Cluster:
     temp = tempfile.mkdtemp(prefix="afray-", dir="/tmp")  # short: Ray puts sockets there
     env = {**os.environ, "PYTHONPATH": str(root), "RAY_health_check_period_ms": "1000",
            "RAY_health_check_timeout_ms": "1000", "RAY_health_check_failure_threshold": "3",
            "RAY_USAGE_STATS_ENABLED": "0", "OMP_NUM_THREADS": "1",
-           # a busy machine starts the dashboard agent slowly (the default wait is 30 s)
-           "RAY_agent_register_timeout_ms": "180000"}
+           "RAY_agent_register_timeout_ms": "180000", "RAY_raylet_start_wait_time_s": "180"}
     port, client, dash = free_ports(3)
     args, _ = _node_args()
     head = _spawn([RAY, "start", "--head", f"--port={port}", f"--temp-dir={temp}",
@@ -123,7 +147,7 @@ def start_cluster(root: Path, nodes: int = 2) -> Cluster:
                    "--include-dashboard=false", *args], env, Path(temp) / "head.log")
     cluster = Cluster(f"127.0.0.1:{port}", env, temp, [head])
     try:
-        _wait_nodes(cluster.address, 1, env)
+        _wait_nodes(cluster.address, 1, env, head)
         if nodes == 2:
             cluster.start_node2()
     except BaseException:
