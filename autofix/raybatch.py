@@ -104,6 +104,8 @@ class _TaskObserver:
 
 def _repair_task(job: Job, root: str, progress: Any, submitted: float) -> TaskResult:
     started = time.time()
+    if os.getpriority(os.PRIO_PROCESS, 0) < 0:  # a raylet started at a raised priority:
+        os.setpriority(os.PRIO_PROCESS, 0, 0)  # the scripts run at the normal one
     node = ray.get_runtime_context().get_node_id()[:8]
     here = Path(root) if root else Path.cwd()  # upload: cwd is the unpacked working_dir
     result, commits = repair_detached(job, here, _TaskObserver(progress, job.index, node))
