@@ -63,7 +63,7 @@ class Cluster:
             proc = _spawn([RAY, "start", f"--address={self.address}", *args], self.env,
                           Path(self.temp) / "node2.log")
             try:
-                _wait_nodes(self.address, 2, self.env, proc)
+                _wait_nodes(self.address, 2, self.env, proc, temp=self.temp)
                 self.procs.append(proc)
                 return
             except RuntimeError:
@@ -95,11 +95,11 @@ class Cluster:
 
 
 def _raise_priority() -> None:
-    """Ray's daemons start at nice -5 where allowed (root): on a loaded machine the raylet
+    """Ray's daemons start at nice -15 where allowed (root): on a loaded machine the raylet
     otherwise gives up waiting for its agents. Tasks drop back to nice 0 themselves
     (``autofix.raybatch``), so the scripts do not run at the raised priority."""
     try:
-        os.setpriority(os.PRIO_PROCESS, 0, -5)
+        os.setpriority(os.PRIO_PROCESS, 0, -15)
     except OSError:
         pass
 
@@ -111,23 +111,35 @@ def _spawn(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[b
                                 preexec_fn=_raise_priority)
 
 
+def _raylet_crashed(temp: str) -> bool:
+    """A raylet of this cluster aborted (``ray start --block`` keeps running then)."""
+    return any("Check failed" in p.read_text(errors="replace")
+               for p in Path(temp).glob("session_*/logs/raylet*.out"))
+
+
 def _wait_nodes(address: str, n: int, env: dict[str, str],
-                proc: subprocess.Popen[bytes] | None = None, timeout: float = 240) -> None:
+                proc: subprocess.Popen[bytes] | None = None, timeout: float = 240,
+                temp: str = "") -> None:
     """Wait until ``n`` nodes are alive (a head takes 20 s and more on a busy machine)."""
     probe = ("import ray, time, sys\n"
              f"ray.init(address={address!r}, logging_level='ERROR')\n"
-             "deadline = time.time() + 60\n"
+             "deadline = time.time() + 20\n"
              f"while sum(x['Alive'] for x in ray.nodes()) < {n}:\n"
              "    if time.time() > deadline: sys.exit(1)\n"
              "    time.sleep(0.5)\n")
     deadline = time.monotonic() + timeout
     while True:
-        done = subprocess.run([sys.executable, "-c", probe], env=env, timeout=120,
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True)
-        if done.returncode == 0:
-            return
-        if time.monotonic() > deadline or (proc is not None and proc.poll() is not None):
-            raise RuntimeError(f"Ray at {address} has not {n} node(s): {done.stderr[-2000:]}")
+        try:
+            done = subprocess.run([sys.executable, "-c", probe], env=env, timeout=60,
+                                  stdin=subprocess.DEVNULL, capture_output=True, text=True)
+            if done.returncode == 0:
+                return
+            why = done.stderr[-2000:]
+        except subprocess.TimeoutExpired:
+            why = "ray.init did not answer within 60 s"
+        if time.monotonic() > deadline or (proc is not None and proc.poll() is not None) \
+                or (temp and _raylet_crashed(temp)):
+            raise RuntimeError(f"Ray at {address} has not {n} node(s): {why}")
         time.sleep(2)
 
 
@@ -160,7 +172,7 @@ def _start(root: Path, nodes: int) -> Cluster:
                    "--include-dashboard=false", *args], env, Path(temp) / "head.log")
     cluster = Cluster(f"127.0.0.1:{port}", env, temp, [head])
     try:
-        _wait_nodes(cluster.address, 1, env, head)
+        _wait_nodes(cluster.address, 1, env, head, temp=temp)
         if nodes == 2:
             cluster.start_node2()
     except BaseException:
