@@ -1,9 +1,13 @@
 """Batch repair: many scripts and notebooks, each on its own branch from the same HEAD.
 
-Workers are threads (each repair spends its time waiting on its child process); every
-script gets its own branch, so workers never write the same ref, and commits are made
-with private index files (``gitops``), so they never share the index either. One script
-that crashes, hangs or cannot be fixed only ends its own row.
+Two backends. ``thread`` (default): workers are threads (each repair spends its time
+waiting on its child process); every script gets its own branch, so workers never write
+the same ref, and commits are made with private index files (``gitops``), so they never
+share the index either. ``ray`` (:mod:`autofix.raybatch`): each repair is a Ray task that
+returns its fixes, which this process replays (:func:`autofix.sink.replay`). With a
+``sandbox``, a session runs detached on a throwaway copy of the work tree and its fixes
+are replayed the same way. One script that crashes, hangs or cannot be fixed only ends
+its own row.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from __future__ import annotations
 import glob
 import os
 import re
+import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -22,6 +28,8 @@ from typing import Any
 from autofix.engine import Options, repair
 from autofix.errors import AutofixError, classify_error
 from autofix.gitops import branch_names, head_sha, open_repo, repo_root
+from autofix.sandbox import Sandbox
+from autofix.sink import MemoryBranch, PendingCommit, replay
 from autofix.types import Diagnosis, RunRecord, SessionResult, Status
 
 SUFFIXES = (".py", ".ipynb")
@@ -77,6 +85,8 @@ class Row:
     error: str = ""
     #: The boundary's exit code for a row that ended by an error (2 usage/env, 3 crash).
     code: int = 0
+    nodes: list[str] = field(default_factory=list)  # Ray nodes that ran it (retries: >1)
+    overhead: float = 0.0  # Ray: seconds from submission to the task starting
 
 
 class _RowObserver:
@@ -106,6 +116,61 @@ class BatchOptions:
     jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
     branch_prefix: str = "autofix/"
     template: Options | None = None
+    backend: str = "thread"  # "thread" or "ray"
+    sandbox: Sandbox | None = None
+    ray: Any = None  # autofix.raybatch.RayOptions when backend == "ray"
+
+
+#: Folders never copied into a sandbox or uploaded to a Ray cluster.
+COPY_IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".ipynb_checkpoints",
+                                     "node_modules", ".mypy_cache", ".pytest_cache")
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a detached worker needs to repair one script (picklable for Ray)."""
+
+    index: int
+    rel: str  # the script's path in the repository (POSIX)
+    branch: str
+    source: str  # the user's file as run
+    python: str
+    args: tuple[str, ...]
+    timeout: float | None
+    max_steps: int
+    max_iterations: int
+    env: dict[str, str]
+    sandbox: Sandbox | None = None
+    repo_root: str = ""  # the repository on the driver (read-only inside a sandbox)
+
+
+def repair_detached(job: Job, root: Path, observer: Any,
+                    cancel: threading.Event | None = None
+                    ) -> tuple[SessionResult, list[PendingCommit]]:
+    """Repair ``job``'s script found under ``root`` (a work tree: the repository on a
+    shared filesystem, or Ray's unpacked copy) without touching git: returns the session
+    result and the commits to replay. With a sandbox, the work tree is first copied to a
+    throwaway folder (removed afterwards) and the runs happen there."""
+    scratch = None
+    try:
+        if job.sandbox is not None:
+            scratch = Path(tempfile.mkdtemp(prefix="autofix-sandbox-"))
+            shutil.copytree(root, scratch / "tree", ignore=COPY_IGNORE, symlinks=True)
+            root = scratch / "tree"
+        script = root / job.rel
+        writer = MemoryBranch(job.branch, job.rel, job.source)
+        sandbox = job.sandbox
+        if sandbox is not None and job.repo_root:
+            sandbox = Sandbox(**{**sandbox.__dict__, "readonly": (job.repo_root,)})
+        opts = Options(script=script, python=job.python, args=job.args, branch=job.branch,
+                       cwd=script.parent, timeout=job.timeout, max_steps=job.max_steps,
+                       max_iterations=job.max_iterations, cancel=cancel, env=dict(job.env),
+                       writer=writer, sandbox=sandbox)
+        result = repair(opts, observer)
+        return result, writer.commits
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 def run_batch(options: BatchOptions, changed: Callable[[list[Row]], None] | None = None,
@@ -146,6 +211,15 @@ def run_batch(options: BatchOptions, changed: Callable[[list[Row]], None] | None
     env = dict(template.env)
     if "OMP_NUM_THREADS" not in os.environ:  # N children x all cores each would thrash
         env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // max(1, options.jobs)))
+    jobs = [Job(i, row.path, row.branch, (root / row.path).read_bytes().decode("utf-8"),
+                template.python, tuple(template.args), template.timeout, template.max_steps,
+                template.max_iterations, env, options.sandbox, str(root))
+            for i, row in enumerate(rows)]
+    if options.backend == "ray":
+        from autofix.raybatch import run_on_ray  # Ray is an optional extra
+
+        run_on_ray(jobs, rows, root, base, options.ray, notify, cancel)
+        return rows
 
     def work(row: Row) -> None:
         if cancel.is_set():
@@ -158,7 +232,12 @@ def run_batch(options: BatchOptions, changed: Callable[[list[Row]], None] | None
                        max_iterations=template.max_iterations, base=base, cancel=cancel,
                        env=env)
         try:
-            result = repair(opts, _RowObserver(row, notify))
+            if options.sandbox is not None:
+                job = jobs[rows.index(row)]
+                result, commits = repair_detached(job, root, _RowObserver(row, notify), cancel)
+                result = replay(root / row.path, row.branch, base, commits, result)
+            else:
+                result = repair(opts, _RowObserver(row, notify))
             row.result = result
             row.status = "interrupted" if result.interrupted else result.status.value
         except Exception as exc:  # noqa: BLE001 - the boundary, per script: one script's
@@ -192,6 +271,7 @@ def batch_json(rows: list[Row]) -> dict[str, Any]:
             "seconds": round(row.seconds, 2),
             "reason": row.error or single.get("reason", ""),
             "skipped": single.get("skipped", []),
+            **({"nodes": row.nodes, "overhead": round(row.overhead, 2)} if row.nodes else {}),
         })
     return {"scripts": scripts}
 

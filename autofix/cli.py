@@ -35,7 +35,8 @@ from autofix.errors import (
 )
 from autofix.registry import all_recipes
 from autofix.report import ConsoleObserver, error_report, print_summary, write_report
-from autofix.runner import default_python
+from autofix.runner import LAUNCHERS, default_python
+from autofix.sandbox import Sandbox, isolation
 from autofix.types import SessionResult, Status
 
 __all__ = ["EXIT_CRASH", "EXIT_FIXED", "EXIT_GAVE_UP", "EXIT_INTERRUPTED", "EXIT_USAGE", "app",
@@ -98,13 +99,22 @@ def fix(
     ] = False,
     report: Annotated[Path | None, typer.Option(
         help="Write a JSON report of the runs and fixes to this path.")] = None,
+    launcher: Annotated[str | None, typer.Option(
+        help="Start the script with torchrun or accelerate (launch), on --nproc-per-node "
+             "processes; the probe runs in every rank.")] = None,
+    nproc_per_node: Annotated[int, typer.Option(
+        help="Processes per node for --launcher.", min=1)] = 1,
 ) -> None:
     """Repair SCRIPT on a branch; your files, index and current branch stay untouched."""
     console, err = _consoles(report)
+    if launcher is not None and launcher not in LAUNCHERS:
+        err.print(f"[bold red]error:[/bold red] --launcher is one of {', '.join(LAUNCHERS)}")
+        raise typer.Exit(EXIT_USAGE)
     options = Options(
         script=script, python=python or default_python(), args=tuple(script_args or ()),
         branch=branch, timeout=timeout or None, max_steps=0 if full else max_steps,
         max_iterations=max_iterations, resume=resume, init=init,
+        launcher=launcher or "", nproc_per_node=nproc_per_node,
     )
     observer = ConsoleObserver(console, script.name)
     with boundary(err, report, observer.close):
@@ -190,12 +200,15 @@ def _write(path: Path | None, document: dict[str, Any], err: Console) -> None:
 
 
 def _rows_table(rows: list[Row]) -> Table:
-    table = Table("script", "status", "run", "fixes", "last", "seconds")
+    on_ray = any(r.nodes for r in rows)
+    table = Table("script", "status", "run", "fixes", "last", "seconds",
+                  *(["node"] if on_ray else []))
     for row in rows:
         style = {"fixed": "green", "clean": "green", "gave_up": "yellow", "error": "red",
                  "interrupted": "red", "running": "cyan"}.get(row.status, "dim")
         table.add_row(row.path, f"[{style}]{row.status}[/{style}]", str(row.run or ""),
-                      str(row.fixes), escape(row.error or row.note), f"{row.seconds:.0f}")
+                      str(row.fixes), escape(row.error or row.note), f"{row.seconds:.0f}",
+                      *([" > ".join(row.nodes)] if on_ray else []))
     return table
 
 
@@ -216,12 +229,61 @@ def batch(
     report: Annotated[Path | None, typer.Option(
         help="JSON report; a Markdown report for people is written next to it (.md).")
     ] = None,
+    backend: Annotated[str, typer.Option(
+        help="thread (this machine) or ray (one Ray task per script).")] = "thread",
+    address: Annotated[str | None, typer.Option(
+        help="Ray cluster: auto (the running one) or HOST:PORT; default: a local Ray.")
+    ] = None,
+    cpus_per_script: Annotated[float, typer.Option(
+        help="Ray: CPUs declared per script.", min=0.01)] = 1.0,
+    memory_mb: Annotated[int, typer.Option(
+        help="Memory per script in MiB: declared to Ray; the address-space limit under "
+             "--sandbox.", min=64)] = 4096,
+    max_retries: Annotated[int, typer.Option(
+        help="Ray: reruns of a task whose node or worker died.", min=0)] = 3,
+    ship: Annotated[str, typer.Option(
+        help="Ray: how the work tree reaches workers: auto, shared (same filesystem) or "
+             "upload (runtime_env working_dir).")] = "auto",
+    max_upload_mb: Annotated[int, typer.Option(
+        help="Ray: largest work tree uploaded as working_dir (MiB).", min=1)] = 100,
+    sandbox: Annotated[bool, typer.Option(
+        "--sandbox", help="Untrusted scripts: credentials scrubbed from the environment, "
+                          "memory/CPU/process limits, no network, a throwaway copy.")
+    ] = False,
+    pass_env: Annotated[list[str] | None, typer.Option(
+        help="--sandbox: keep this variable although it looks like a credential "
+             "(repeatable).")] = None,
+    cpu_seconds: Annotated[int, typer.Option(
+        help="--sandbox: CPU seconds per run.", min=1)] = 3600,
+    max_processes: Annotated[int, typer.Option(
+        help="--sandbox: processes (and threads) per run.", min=8)] = 512,
 ) -> None:
     """Repair many scripts and notebooks, each on its own branch from the same HEAD."""
     console, err = _consoles(report)
+    if backend not in ("thread", "ray") or ship not in ("auto", "shared", "upload"):
+        err.print("[bold red]error:[/bold red] --backend is thread or ray; --ship is auto, "
+                  "shared or upload")
+        raise typer.Exit(EXIT_USAGE)
     template = Options(script=Path("."), python=python or default_python(),
                        timeout=timeout or None, max_steps=max_steps,
                        max_iterations=max_iterations)
+    limits = Sandbox(memory_mb=memory_mb, cpu_seconds=cpu_seconds,
+                     max_processes=max_processes, pass_env=tuple(pass_env or ())) \
+        if sandbox else None
+    ray_options = None
+    if backend == "ray":
+        try:
+            from autofix.raybatch import RayOptions
+        except ImportError:
+            err.print("[bold red]error:[/bold red] --backend ray needs Ray: "
+                      "pip install 'autofix[ray]'")
+            raise typer.Exit(EXIT_USAGE) from None
+        ray_options = RayOptions(address=address, cpus=cpus_per_script, memory_mb=memory_mb,
+                                 max_retries=max_retries, ship=ship,
+                                 max_upload_mb=max_upload_mb)
+    if limits is not None:
+        shown = ", ".join(f"{k}: {v}" for k, v in isolation().items())
+        err.print(f"sandbox: {escape(shown)}")
     cancel = threading.Event()
     rows: list[Row] = []
     with boundary(err, None, cancel.set):
@@ -230,11 +292,15 @@ def batch(
                 rows[:] = current
                 live.update(_rows_table(current))
 
-            result_rows = run_batch(BatchOptions(paths, jobs, branch_prefix, template),
+            result_rows = run_batch(BatchOptions(paths, jobs, branch_prefix, template,
+                                                 backend, limits, ray_options),
                                     changed, cancel)
     console.print(_rows_table(result_rows))
     if report is not None:
-        _write(report, batch_json(result_rows), err)
+        document = batch_json(result_rows)
+        if limits is not None:
+            document["sandbox"] = isolation()
+        _write(report, document, err)
         markdown = report.with_suffix(".md")
         markdown.write_text(batch_markdown(result_rows), encoding="utf-8")
         console.print(f"reports: {report}, {markdown}")

@@ -26,11 +26,13 @@ from autofix.categories import get_category, is_category
 from autofix.diagnosis import healthy_evidence, judge
 from autofix.documents import Program, document_for
 from autofix.errors import AutofixError, save_traceback
-from autofix.gitops import FixBranch, open_repo, prepare_branch
+from autofix.gitops import open_repo, prepare_branch
 from autofix.judge import FixGroup, symptom_of
 from autofix.recipe import Recipe, apply_recipe
 from autofix.registry import recipes_for
 from autofix.runner import RunSpec, default_python, run_script, target_versions
+from autofix.sandbox import Sandbox
+from autofix.sink import BranchWriter
 from autofix.types import (
     Applied,
     Diagnosis,
@@ -74,6 +76,12 @@ class Options:
     base: str | None = None  # commit to branch from (batch mode: one HEAD for all)
     cancel: threading.Event | None = None
     env: dict[str, str] = field(default_factory=dict)  # extra environment for every run
+    # issue 12: fixes go to this writer instead of a git branch (a Ray task, a sandboxed
+    # session: the driver replays them with autofix.sink.replay)
+    writer: BranchWriter | None = None
+    sandbox: Sandbox | None = None  # issue 12: limits and isolation for every run
+    launcher: str = ""  # issue 12: "torchrun" or "accelerate" (runner.launch_command)
+    nproc_per_node: int = 1
 
 
 class Observer(Protocol):
@@ -168,10 +176,14 @@ class _Session:
         self.recipes = recipes
         self.script = check_script(options.script)
         self.versions = target_versions(options.python)
-        repo = open_repo(self.script, init=options.init)
-        self.branch: FixBranch = prepare_branch(
-            repo, self.script, options.branch or default_branch(self.script), options.resume,
-            base=options.base)
+        self.branch: BranchWriter
+        if options.writer is not None:
+            self.branch = options.writer
+        else:
+            repo = open_repo(self.script, init=options.init)
+            self.branch = prepare_branch(
+                repo, self.script, options.branch or default_branch(self.script),
+                options.resume, base=options.base)
         self.result = SessionResult(Status.ERROR, self.branch.branch, "not run")
         self.n = 0
         self.attempts = 0
@@ -187,7 +199,9 @@ class _Session:
         self.observer.run_started(self.n, note)
         spec = RunSpec(python=self.o.python, script=self.script, cwd=self.o.cwd,
                        args=self.o.args, timeout=self.o.timeout, max_steps=self.o.max_steps,
-                       env={**self.o.env, **(env or {})}, cancel=self.o.cancel)
+                       env={**self.o.env, **(env or {})}, cancel=self.o.cancel,
+                       sandbox=self.o.sandbox, launcher=self.o.launcher,
+                       nproc_per_node=self.o.nproc_per_node)
         program = self.program
         self.result.skipped = program.skipped
         result = self.runner(spec, program.source, self.observer.output_line)
@@ -344,10 +358,12 @@ class _Session:
                 if recipe.category != cause:  # a root cause behind another face
                     cause_diag = dataclasses.replace(cause_diag, category=recipe.category,
                                                      via=diag.via or cause)
+                message = commit_message(recipe, outcome, cause_diag, run_n or self.n,
+                                         self.branch.rel, where)
+                if probe.rank is not None:  # issue 12: which rank failed first
+                    message += f"Autofix-Rank: {probe.rank} of {self.o.nproc_per_node}\n"
                 sha = self.branch.commit_fix(
-                    self.document.content(self.branch.source, outcome.source),
-                    commit_message(recipe, outcome, cause_diag, run_n or self.n,
-                                   self.branch.rel, where))
+                    self.document.content(self.branch.source, outcome.source), message)
                 program = self.program
                 fix = FixRecord(recipe.category, recipe.id, sha, self.branch.rel,
                                 outcome.line or diag.line, outcome.summary, run_n or self.n)

@@ -134,12 +134,23 @@ def read_probe(path: Path) -> ProbeReport:
             event = json.loads(raw)
         except json.JSONDecodeError:
             continue  # a line cut short by a kill
-        reader = READERS.get(str(event.get("event"))) if isinstance(event, dict) else None
+        if not isinstance(event, dict):
+            continue
+        kind = event.get("event")
+        rank = event.get("rank")
+        if rank is not None and kind in ("step", "budget_reached") and rank != 0:
+            continue  # ranks step together: rank 0's steps stand for all
+        if kind == "exception" and rank is not None:
+            if report.exception is None:  # the first failure is the root cause; later
+                report.exception = exception_from_json(event)  # ranks fail because of it
+                report.rank = int(rank)
+            continue
+        reader = READERS.get(str(kind))
         if reader is not None:
             try:
                 reader(report, event)
             except (TypeError, ValueError, KeyError, AttributeError) as exc:
-                report.probe_errors.append(f"unreadable {event.get('event')} event: {exc!r}")
+                report.probe_errors.append(f"unreadable {kind} event: {exc!r}")
     return report
 
 

@@ -12,6 +12,7 @@ import collections
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from autofix.errors import AutofixError
 from autofix.probe import BOOTSTRAP, read_probe
+from autofix.sandbox import Confinement, Sandbox, confine, scrub_env
 from autofix.types import RunOutcome, RunResult
 
 #: Bytes of the child's combined stdout/stderr kept (the tail); the rest is only counted.
@@ -57,6 +59,40 @@ class RunSpec:
     max_steps: int = 60
     env: Mapping[str, str] = field(default_factory=dict)
     cancel: threading.Event | None = None  # set by batch mode on Ctrl-C: stop this run
+    sandbox: Sandbox | None = None  # untrusted script: scrubbed env, limits, no network
+    launcher: str = ""  # "", "torchrun" or "accelerate": the probe then runs in every rank
+    nproc_per_node: int = 1
+
+
+#: Launchers ``--launcher`` accepts.
+LAUNCHERS = ("torchrun", "accelerate")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def launch_command(spec: RunSpec, patched: Path) -> list[str]:
+    """The child's argv: the bootstrap directly, or the bootstrap as the script that
+    ``torchrun`` / ``accelerate launch`` starts once per rank (so the probe runs in every
+    rank). ``torchrun --standalone`` and accelerate's ``--main_process_port`` get a free
+    local port, so concurrent runs do not collide. Raises :class:`AutofixError` for an
+    unknown launcher."""
+    boot = [str(BOOTSTRAP), str(patched), str(spec.script), *spec.args]
+    n = str(spec.nproc_per_node)
+    if spec.launcher == "torchrun":
+        return [spec.python, "-m", "torch.distributed.run", "--standalone",
+                f"--nproc-per-node={n}", *boot]
+    if spec.launcher == "accelerate":  # --multi_gpu starts N processes (gloo on CPU)
+        return [spec.python, "-m", "accelerate.commands.launch", "--num_processes", n,
+                "--num_machines", "1", "--multi_gpu", "--mixed_precision", "no",
+                "--dynamo_backend", "no", "--main_process_port", str(_free_port()), *boot]
+    if spec.launcher:
+        raise AutofixError(f"unknown launcher {spec.launcher!r}",
+                           hint=f"--launcher is one of {', '.join(LAUNCHERS)}")
+    return [spec.python, *boot]
 
 
 def target_versions(python: str) -> dict[str, str]:
@@ -155,51 +191,63 @@ def run_script(
         patched.write_bytes(source.encode("utf-8"))  # line endings kept as they are
         probe_file = Path(tmp) / "probe.jsonl"
         env = {**os.environ, **spec.env}
+        if spec.sandbox is not None:
+            env = scrub_env(env, spec.sandbox.pass_env)
         env["AUTOFIX_PROBE_FILE"] = str(probe_file)
         env["AUTOFIX_MAX_STEPS"] = str(spec.max_steps)
         env.setdefault("PYTHONUNBUFFERED", "1")
-        cmd = [spec.python, str(BOOTSTRAP), str(patched), str(spec.script), *spec.args]
+        cmd = launch_command(spec, patched)
+        confined = confine(cmd, spec.sandbox) if spec.sandbox else Confinement(cmd)
         started = time.monotonic()
         try:
-            proc = subprocess.Popen(
-                cmd, cwd=spec.cwd, env=env, stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-            )
-        except OSError as exc:
-            raise AutofixError(f"cannot start {spec.python!r}: {exc}") from exc
-        pump = _OutputPump(proc.stdout, on_line)
-        outcome: RunOutcome | None = None
-        try:  # whatever interrupts autofix from here on, the child's group dies first
-            pump.start()
-            while proc.poll() is None:
-                if spec.timeout is not None and time.monotonic() - started > spec.timeout:
-                    outcome = RunOutcome.TIMEOUT
-                    break
-                if spec.cancel is not None and spec.cancel.is_set():
-                    raise KeyboardInterrupt
-                time.sleep(0.05)
-        except BaseException:
-            _kill_group(proc)
-            pump.join(timeout=5)
-            raise
-        _kill_group(proc)  # also reaps grandchildren left behind by a finished script
-        pump.join(timeout=10)
-        seconds = time.monotonic() - started
-        probe = read_probe(probe_file)
-        if outcome is None:
-            if proc.returncode == 0:
-                outcome = RunOutcome.BUDGET if probe.budget_reached else RunOutcome.OK
-            else:
-                outcome = RunOutcome.FAILED
-        return RunResult(
-            outcome=outcome,
-            returncode=proc.returncode,
-            seconds=seconds,
-            output_tail=pump.text(),
-            output_bytes=pump.total,
-            probe=probe,
-            env_overrides=dict(spec.env),
+            return _supervise(spec, confined.cmd, env, probe_file, started, on_line)
+        finally:
+            confined.close()
+
+
+def _supervise(spec: RunSpec, cmd: list[str], env: dict[str, str], probe_file: Path,
+               started: float, on_line: Callable[[str], None] | None) -> RunResult:
+    """Start ``cmd``, enforce the timeout and cancel, and collect the result."""
+    try:
+        proc = subprocess.Popen(
+            cmd, cwd=spec.cwd, env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
         )
+    except OSError as exc:
+        raise AutofixError(f"cannot start {spec.python!r}: {exc}") from exc
+    pump = _OutputPump(proc.stdout, on_line)
+    outcome: RunOutcome | None = None
+    try:  # whatever interrupts autofix from here on, the child's group dies first
+        pump.start()
+        while proc.poll() is None:
+            if spec.timeout is not None and time.monotonic() - started > spec.timeout:
+                outcome = RunOutcome.TIMEOUT
+                break
+            if spec.cancel is not None and spec.cancel.is_set():
+                raise KeyboardInterrupt
+            time.sleep(0.05)
+    except BaseException:
+        _kill_group(proc)
+        pump.join(timeout=5)
+        raise
+    _kill_group(proc)  # also reaps grandchildren left behind by a finished script
+    pump.join(timeout=10)
+    seconds = time.monotonic() - started
+    probe = read_probe(probe_file)
+    if outcome is None:
+        if proc.returncode == 0:
+            outcome = RunOutcome.BUDGET if probe.budget_reached else RunOutcome.OK
+        else:
+            outcome = RunOutcome.FAILED
+    return RunResult(
+        outcome=outcome,
+        returncode=proc.returncode,
+        seconds=seconds,
+        output_tail=pump.text(),
+        output_bytes=pump.total,
+        probe=probe,
+        env_overrides=dict(spec.env),
+    )
 
 
 def default_python() -> str:

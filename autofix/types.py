@@ -148,6 +148,7 @@ class ProbeReport:
     #: ``probe_error`` events: "where: message" of a probe that failed inside the child
     #: (the script ran on; the facts of that probe are missing).
     probe_errors: list[str] = field(default_factory=list)
+    rank: int | None = None  # issue 12: the rank whose exception is ``exception`` (launchers)
 
 
 class RunOutcome(str, enum.Enum):

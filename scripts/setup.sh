@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the two environments from the project's own files (idempotent):
-#   .venv     autofix + its dev tools + the transformers 5 training stack (pyproject extras)
+#   .venv     autofix + its dev tools + the transformers 5 training stack + Ray (pyproject
+#             extras)
 #   .venv-v4  a second training environment with transformers 4.57, TensorFlow and
 #             tf-keras (envs/v4.txt), which autofix reaches through --python
 #   .venv-old transformers 4.40 (envs/old.txt), for the API-drift renames run backwards
@@ -11,7 +12,7 @@ PY=${PYTHON:-python3}
 quiet() { "$@" 2> >(grep -v "^WARNING: Location" >&2); }
 
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
-quiet .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[train,dev]"
+quiet .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[train,ray,dev]"
 if [ "${1:-}" != "--main-only" ]; then
   [ -x .venv-v4/bin/python ] || "$PY" -m venv .venv-v4
   quiet .venv-v4/bin/python -m pip install -q --disable-pip-version-check -r envs/v4.txt

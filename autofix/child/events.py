@@ -20,6 +20,9 @@ from .symptoms import LossMonitor
 
 PROBE_FILE = os.environ.get("AUTOFIX_PROBE_FILE", "")
 MAX_STEPS = int(os.environ.get("AUTOFIX_MAX_STEPS", "0") or 0)
+#: The process's rank under torchrun / accelerate launch (None: a single process).
+RANK = int(os.environ["RANK"]) if os.environ.get("RANK", "").isdigit() \
+    and int(os.environ.get("WORLD_SIZE", "1") or 1) > 1 else None
 
 
 class Event:
@@ -88,7 +91,8 @@ def emit(event: str, **data: Any) -> None:
         return
     try:
         with open(PROBE_FILE, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"event": event, **data}, default=repr) + "\n")
+            ranked = {"rank": RANK} if RANK is not None else {}
+            fh.write(json.dumps({"event": event, **ranked, **data}, default=repr) + "\n")
     except Exception:  # noqa: BLE001 - the probe must never break the script
         pass
 
