@@ -24,6 +24,7 @@ import git
 from autofix.engine import Options, repair
 from autofix.errors import AutofixError
 from autofix.gitops import open_repo
+from autofix.reports import session_json
 from autofix.types import Diagnosis, RunRecord, SessionResult, Status
 
 SUFFIXES = (".py", ".ipynb")
@@ -182,7 +183,7 @@ def batch_json(rows: list[Row]) -> dict[str, Any]:
     "runs", "seconds", ...}]}`` with the single-script report's statuses."""
     scripts = []
     for row in rows:
-        single = row.result.to_json() if row.result else {}
+        single = session_json(row.result) if row.result else {}
         scripts.append({
             "path": row.path, "status": row.status,
             "branch": row.branch if single.get("fixes") else None,

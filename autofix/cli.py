@@ -6,7 +6,9 @@ Exit codes: 0 fixed or nothing to fix, 1 could not fix, 2 usage or environment e
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
+import shlex
 import signal
 import threading
 from pathlib import Path
@@ -18,13 +20,22 @@ from rich.console import Console
 from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
+try:  # typer >= 0.20 vendors click; older versions use the click package
+    from typer._click import Context
+    from typer._click.exceptions import NoSuchOption, UsageError
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click import Context  # type: ignore[assignment]
+    from click.exceptions import NoSuchOption, UsageError  # type: ignore[assignment]
+
+from autofix import cli_branches
 from autofix.batch import BatchOptions, Row, batch_json, batch_markdown, run_batch
 from autofix.engine import Options, repair
 from autofix.errors import AutofixError
 from autofix.registry import all_recipes
-from autofix.report import ConsoleObserver, error_report, print_summary, write_report
+from autofix.report import ConsoleObserver, print_summary, write_report
+from autofix.reports import error_json, write_session_report
 from autofix.runner import default_python
 from autofix.types import SessionResult, Status
 
@@ -35,14 +46,48 @@ class _DefaultToFix(TyperGroup):
     """Lets ``autofix train.py ...`` mean ``autofix fix train.py ...``."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # click.Context
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+        own = {opt for param in self.get_params(ctx) for opt in param.opts}
+        if args and args[0] not in self.commands and args[0] not in own:
             args = ["fix", *args]
         return super().parse_args(ctx, args)
 
 
+class _FixCommand(TyperCommand):
+    """``fix``: an unknown option is most often a script argument without ``--`` in front;
+    the error then shows the command line that passes it to the script (exit 2)."""
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        original = list(args)
+        try:
+            return super().parse_args(ctx, args)
+        except NoSuchOption as exc:
+            raise UsageError(forgotten_dashes(original, exc.option_name), ctx) from None
+
+
+def forgotten_dashes(args: list[str], option: str) -> str:
+    """The message for ``option``, unknown to autofix: the same command line with the
+    script's arguments moved behind ``--`` (from ``option`` on)."""
+    at = args.index(option) if option in args else len(args)
+    head, tail = args[:at], [a for a in args[at:] if a != "--"]
+    if "--" in head:  # arguments were already given after --: keep them first
+        cut = head.index("--")
+        head, tail = head[:cut], head[cut + 1:] + tail
+    line = shlex.join(["autofix", *head, "--", *tail])
+    return (f"{option} is not an autofix option. Arguments for the script go after `--`:\n"
+            f"    {line}")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"autofix {importlib.metadata.version('autofix')}")
+        raise typer.Exit(0)
+
+
 app = typer.Typer(
     cls=_DefaultToFix,
-    add_completion=False,
+    add_completion=True,
+    rich_markup_mode=None,  # plain click help: flags are shown as flags, never `<bool>`
+    context_settings={"help_option_names": ["-h", "--help"]},
     no_args_is_help=True,
     help="Repair a Hugging Face training script: run it, diagnose the failure, apply a "
          "LibCST recipe, commit each fix on a git branch, and rerun until it trains.\n\n"
@@ -52,6 +97,15 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Repair Hugging Face training scripts (see `autofix fix --help`)."""
+
+
 def exit_code(result: SessionResult) -> int:
     """The process exit code for a finished session."""
     if result.interrupted:
@@ -59,7 +113,7 @@ def exit_code(result: SessionResult) -> int:
     return EXIT_FIXED if result.status in (Status.FIXED, Status.CLEAN) else EXIT_GAVE_UP
 
 
-@app.command("fix")
+@app.command("fix", cls=_FixCommand)
 def fix(
     script: Annotated[Path, typer.Argument(help="The training script to repair (.py).")],
     script_args: Annotated[list[str] | None, typer.Argument(
@@ -86,32 +140,63 @@ def fix(
         "--init", help="Not a git repo: create one with the script as first commit.")
     ] = False,
     report: Annotated[Path | None, typer.Option(
-        help="Write a JSON report of the runs and fixes to this path.")] = None,
+        help="Write a report of the runs, fixes (with diffs) and loss curves: .html or .md "
+             "for people, otherwise JSON (schema: autofix/report.schema.json).")] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Run and diagnose as usual, print every fix as a diff with its "
+                          "evidence, but commit nothing and write no branch.")] = False,
+    only: Annotated[list[str] | None, typer.Option(
+        "--only", metavar="RECIPE", help="Apply only this recipe (repeatable; ids from "
+                                         "`autofix recipes`).")] = None,
+    skip: Annotated[list[str] | None, typer.Option(
+        "--skip", metavar="RECIPE", help="Never apply this recipe (repeatable).")] = None,
 ) -> None:
-    """Repair SCRIPT on a branch; your files, index and current branch stay untouched."""
+    """Repair SCRIPT on a branch; your files, index and current branch stay untouched.
+
+    The script runs in the folder you call autofix from (as `python SCRIPT` would), in
+    single and batch mode alike: relative data paths are looked up from there.
+    """
     console, err = _consoles(report)
+    _check_recipe_ids(err, (only or []) + (skip or []))
     options = Options(
         script=script, python=python or default_python(), args=tuple(script_args or ()),
         branch=branch, timeout=timeout or None, max_steps=0 if full else max_steps,
-        max_iterations=max_iterations, resume=resume, init=init,
+        max_iterations=max_iterations, resume=resume, init=init, dry_run=dry_run,
+        only=tuple(only or ()), skip=tuple(skip or ()),
     )
-    observer = ConsoleObserver(console, script.name)
+    observer = ConsoleObserver(console, script.name, options.max_steps)
     try:
         result = repair(options, observer)
     except AutofixError as exc:
         observer.close()
         _print_error(err, exc)
-        _write(report, error_report(str(exc)), err)
+        _write(report, error_json(str(exc)), err)
         raise typer.Exit(EXIT_USAGE) from None
     except git.GitCommandError as exc:
         observer.close()
         err.print(f"[bold red]error:[/bold red] git failed: {escape(str(exc))}")
-        _write(report, error_report(f"git failed: {exc}"), err)
+        _write(report, error_json(f"git failed: {exc}"), err)
         raise typer.Exit(EXIT_USAGE) from None
     observer.close()
     print_summary(console, result)
-    _write(report, result.to_json(), err)
+    if report is not None:
+        try:
+            written = write_session_report(report, result)
+        except OSError as exc:
+            err.print(f"[bold red]error:[/bold red] cannot write --report {report}: {exc}")
+            raise typer.Exit(EXIT_USAGE) from None
+        console.print("report: " + ", ".join(str(p) for p in written))
     raise typer.Exit(exit_code(result))
+
+
+def _check_recipe_ids(err: Console, ids: list[str]) -> None:
+    """Exit 2 for a ``--only``/``--skip`` id that names no recipe."""
+    known = {r.id for r in all_recipes()}
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        err.print(f"[bold red]error:[/bold red] unknown recipe(s): {', '.join(unknown)}")
+        err.print("  hint: `autofix recipes` lists the recipe ids")
+        raise typer.Exit(EXIT_USAGE)
 
 
 def _consoles(report: Path | None) -> tuple[Console, Console]:
@@ -227,8 +312,13 @@ def batch(
 
 
 def recipes_table() -> Table:
-    """The recipe listing shown by ``autofix recipes`` (generated from the classes)."""
-    table = Table("recipe", "category", "what it does", "module")
+    """The recipe listing shown by ``autofix recipes`` (generated from the classes); ids
+    and categories are never wrapped or cut, the description and module wrap."""
+    table = Table()
+    table.add_column("recipe", no_wrap=True, overflow="ignore")
+    table.add_column("category", no_wrap=True, overflow="ignore")
+    table.add_column("what it does", ratio=2)
+    table.add_column("module", ratio=1, overflow="fold")
     for recipe in all_recipes():
         table.add_row(recipe.id, recipe.category, recipe.title, recipe.__module__)
     return table
@@ -251,6 +341,9 @@ def recipes(
         typer.echo(recipes_markdown(), nl=False)
     else:
         Console().print(recipes_table())
+
+
+cli_branches.register(app)
 
 
 def main() -> None:  # pragma: no cover - console-script entry

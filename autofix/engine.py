@@ -8,6 +8,7 @@ problems found before the first run (bad path, not a repo, bad ``--python``...).
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import re
 import threading
 from collections.abc import Sequence
@@ -61,6 +62,9 @@ class Options:
     base: str | None = None  # commit to branch from (batch mode: one HEAD for all)
     cancel: threading.Event | None = None
     env: dict[str, str] = field(default_factory=dict)  # extra environment for every run
+    only: Sequence[str] = ()  # recipe ids allowed (empty: all)
+    skip: Sequence[str] = ()  # recipe ids never applied
+    dry_run: bool = False  # commits go to a temporary object store and no ref is written
 
 
 class Observer(Protocol):
@@ -155,9 +159,12 @@ class _Session:
         repo = open_repo(self.script, init=options.init)
         self.branch: FixBranch = prepare_branch(
             repo, self.script, options.branch or default_branch(self.script), options.resume,
-            base=options.base)
-        self.result = SessionResult(Status.ERROR, self.branch.branch, "not run")
+            base=options.base, dry_run=options.dry_run)
+        self.result = SessionResult(Status.ERROR, self.branch.branch, "not run",
+                                    versions=dict(self.versions), dry_run=options.dry_run,
+                                    earlier_fixes=len(self.branch.autofix_commits()))
         self.n = 0
+        self.note = ""
         self.document = document_for(self.script)
 
     @property
@@ -167,19 +174,25 @@ class _Session:
 
     def run(self, note: str = "", env: dict[str, str] | None = None) -> RunResult:
         self.n += 1
+        self.note = note
         self.observer.run_started(self.n, note)
         spec = RunSpec(python=self.o.python, script=self.script, cwd=self.o.cwd,
                        args=self.o.args, timeout=self.o.timeout, max_steps=self.o.max_steps,
                        env={**self.o.env, **(env or {})}, cancel=self.o.cancel)
         program = self.program
         self.result.skipped = program.skipped
-        return run_script(spec, program.source, self.observer.output_line)
+        return run_script(spec, program.source, self.observer.output_line,
+                          on_step=getattr(self.observer, "step", None))
 
     def record(self, run: RunResult, diag: Diagnosis | None) -> RunRecord:
         rec = RunRecord(n=self.n, outcome=run.outcome.value,
                         category=diag.category if diag else "",
                         evidence=diag.evidence if diag else healthy_evidence(run),
-                        seconds=run.seconds)
+                        seconds=run.seconds,
+                        steps=[(st.step, st.loss) for st in run.probe.steps],
+                        num_classes=run.probe.num_classes,
+                        symptom_step=run.probe.symptom.step if run.probe.symptom else 0,
+                        max_steps=self.o.max_steps, note=self.note)
         self.result.runs.append(rec)
         return rec
 
@@ -238,6 +251,11 @@ class _Session:
             self.observer.run_finished(rec, diag)
             last = _FixGroup(diag, fixes)
 
+    def recipes(self, category: str) -> tuple[type[Recipe], ...]:
+        """The recipes for ``category`` that ``--only``/``--skip`` allow."""
+        return tuple(r for r in recipes_for(category)
+                     if (not self.o.only or r.id in self.o.only) and r.id not in self.o.skip)
+
     def diagnose(self, run: RunResult) -> Diagnosis:
         return diagnose_symptom(run) or diagnose(run, self.script)
 
@@ -255,7 +273,7 @@ class _Session:
         why = {"unknown": "autofix has no category for this failure",
                "timeout": "the script ran past --timeout",
                "syntax-error": "the script does not parse"}.get(diag.category, "no recipe for it")
-        if not any(recipes_for(c) for c in causes):
+        if not any(self.recipes(c) for c in causes):
             self.finish(Status.GAVE_UP, f"{diag.category}: {why}", diag)
             return []
         probe = run.probe
@@ -266,7 +284,7 @@ class _Session:
             rc = RecipeContext(diagnosis=cause_diag, versions={**self.versions, **probe.versions},
                                trainers=tuple(probe.trainers), script=self.script,
                                datasets=tuple(probe.datasets), keras=tuple(probe.keras))
-            for recipe in recipes_for(cause):
+            for recipe in self.recipes(cause):
                 outcome = apply_recipe(recipe, program.source, rc)
                 if outcome.status is not RecipeStatus.APPLIED:
                     reasons.append(f"{recipe.id}: {outcome.reason}")
@@ -275,12 +293,14 @@ class _Session:
                 if recipe.category != cause:  # a root cause behind another face
                     cause_diag = dataclasses.replace(cause_diag, category=recipe.category,
                                                      via=diag.via or cause)
+                before = self.branch.source
                 sha = self.branch.commit_fix(
                     self.document.content(self.branch.source, outcome.source),
                     commit_message(recipe, outcome, cause_diag, self.n, self.branch.rel, where))
                 program = self.program
                 fix = FixRecord(recipe.category, recipe.id, sha, self.branch.rel,
-                                outcome.line or diag.line, outcome.summary, self.n)
+                                outcome.line or diag.line, outcome.summary, self.n,
+                                diff=unified_diff(before, self.branch.source, self.branch.rel))
                 self.result.fixes.append(fix)
                 fixes.append(fix)
                 break
@@ -356,6 +376,22 @@ def repair(options: Options, observer: Observer | None = None) -> SessionResult:
         return session.loop()
     except KeyboardInterrupt:
         session.result.interrupted = True
+        if session.n and all(r.n != session.n for r in session.result.runs):
+            session.result.runs.append(RunRecord(  # the run Ctrl-C cut short
+                n=session.n, outcome=RunOutcome.INTERRUPTED.value, category="",
+                evidence="interrupted by the user", seconds=0.0,
+                max_steps=options.max_steps, note=session.note))
         session.finish(Status.ERROR, "interrupted by the user; the branch holds the fixes "
                                      "committed so far")
         return session.result
+    finally:
+        session.result.base, session.result.diff_stat = session.branch.diff_stat()
+        session.branch.close()
+
+
+def unified_diff(before: str, after: str, rel: str) -> str:
+    """The unified diff (``git diff`` style, 3 lines of context) of ``rel`` from ``before``
+    to ``after``."""
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True),
+                                        after.splitlines(keepends=True),
+                                        f"a/{rel}", f"b/{rel}"))

@@ -268,6 +268,12 @@ class RunRecord:
     seconds: float
     recipe: str = ""
     commit: str = ""
+    #: (step, loss) per optimizer step the probe saw (loss ``None``: not reported).
+    steps: list[tuple[int, float | None]] = field(default_factory=list)
+    num_classes: int | None = None  # the model's classes (chance loss ln C), if known
+    symptom_step: int = 0  # step where a training symptom was confirmed (0: none)
+    max_steps: int = 0  # the step budget of this run (0: none, --full)
+    note: str = ""  # why the run was made ("rerun on CPU ...")
 
 
 @dataclass
@@ -281,6 +287,7 @@ class FixRecord:
     line: int
     summary: str = ""
     run: int = 0  # the run whose diagnosis it fixes
+    diff: str = ""  # unified diff of the script, before -> after this fix
 
 
 class Status(str, enum.Enum):
@@ -304,6 +311,11 @@ class SessionResult:
     interrupted: bool = False
     last_diagnosis: Diagnosis | None = None
     skipped: list[str] = field(default_factory=list)
+    versions: dict[str, str] = field(default_factory=dict)  # the target environment's
+    base: str = ""  # the commit the branch's changes are measured from
+    diff_stat: str = ""  # ``git diff --stat`` of the branch against ``base``
+    dry_run: bool = False  # nothing was written: the fixes are only shown
+    earlier_fixes: int = 0  # autofix commits already on a --resume'd branch
 
     def to_json(self) -> dict[str, Any]:
         """The ``--report`` JSON document (shape fixed by issue 2)."""
