@@ -154,7 +154,7 @@ def run_batch(options: BatchOptions, changed: Callable[[list[Row]], None] | None
             return
         started = time.monotonic()
         opts = Options(script=root / row.path, python=template.python, args=template.args,
-                       branch=row.branch, cwd=(root / row.path).parent,
+                       branch=row.branch, cwd=template.cwd,  # the caller's, as single mode
                        timeout=template.timeout, max_steps=template.max_steps,
                        max_iterations=template.max_iterations, base=base, cancel=cancel,
                        env=env)

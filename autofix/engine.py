@@ -22,6 +22,7 @@ from autofix.diagnosis import diagnose, diagnose_symptom
 from autofix.documents import Program, document_for
 from autofix.errors import AutofixError
 from autofix.gitops import FixBranch, open_repo, prepare_branch
+from autofix.paths import folder_name, missing_path, relative_paths
 from autofix.probe import losses_finite
 from autofix.recipe import Recipe, apply_recipe
 from autofix.registry import recipes_for
@@ -257,7 +258,18 @@ class _Session:
                      if (not self.o.only or r.id in self.o.only) and r.id not in self.o.skip)
 
     def diagnose(self, run: RunResult) -> Diagnosis:
-        return diagnose_symptom(run) or diagnose(run, self.script)
+        found = diagnose_symptom(run) or diagnose(run, self.script)
+        root = self.branch.repo.working_tree_dir  # no machine paths in commits and reports
+        if found.category == "missing-file":
+            path = missing_path(found.evidence)
+            looked = f"looked up from {folder_name(self.o.cwd, root)}"
+            found = dataclasses.replace(
+                found, evidence=f"missing file {path!r}, {looked}" if path else
+                f"{found.evidence} ({looked})",
+                details=(*found.details, f"working folder: {self.o.cwd}"))
+        return dataclasses.replace(
+            found, evidence=relative_paths(found.evidence, root),
+            details=tuple(relative_paths(d, root) for d in found.details))
 
     def drop(self, group: _FixGroup) -> str:
         """Remove ``group``'s commits from the branch and the result; returns their shas."""

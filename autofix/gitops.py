@@ -167,7 +167,9 @@ class FixBranch:
             env = self._env(os.path.join(tmp, "index"))
             g = self.repo.git
             if self.scratch:
-                blob = g.hash_object("-w", "--stdin", istream=BytesIO(data), env=env).strip()
+                loose = Path(tmp) / "blob"
+                loose.write_bytes(data)
+                blob = g.hash_object("-w", "--no-filters", str(loose), env=env).strip()
             else:
                 blob = self.repo.odb.store(
                     IStream(git.Blob.type, len(data), BytesIO(data))).hexsha.decode()
