@@ -259,7 +259,7 @@ class _Session:
 
     def diagnose(self, run: RunResult) -> Diagnosis:
         found = diagnose_symptom(run) or diagnose(run, self.script)
-        root = self.branch.repo.working_tree_dir  # no machine paths in commits and reports
+        root = str(self.branch.repo.working_tree_dir)  # no machine paths in commits, reports
         if found.category == "missing-file":
             path = missing_path(found.evidence)
             looked = f"looked up from {folder_name(self.o.cwd, root)}"

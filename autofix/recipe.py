@@ -18,6 +18,7 @@ import libcst as cst
 from libcst.codemod import CodemodContext, SkipFile, VisitorBasedCodemodCommand
 from libcst.metadata import PositionProvider, QualifiedNameProvider
 
+from autofix.style import keep_style
 from autofix.types import (
     DatasetFacts,
     Diagnosis,
@@ -251,7 +252,7 @@ def apply_recipe(recipe: type[Recipe], source: str, rc: RecipeContext) -> Recipe
         return RecipeOutcome.not_applicable(str(exc))
     except SkipFile as exc:
         return RecipeOutcome.not_applicable(str(exc) or "skipped")
-    new_source = new_module.code
+    new_source = keep_style(source, new_module.code)  # import order, line length
     if new_source == source:
         return RecipeOutcome.not_applicable("the recipe found nothing to change")
     try:
