@@ -47,7 +47,7 @@ class _DefaultToFix(TyperGroup):
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # click.Context
         own = {opt for param in self.get_params(ctx) for opt in param.opts}
-        if args and args[0] not in self.commands and args[0] not in own:
+        if args and args[0] not in self.commands and args[0].split("=", 1)[0] not in own:
             args = ["fix", *args]
         return super().parse_args(ctx, args)
 

@@ -383,13 +383,26 @@ class BranchInfo:
     subject: str
 
 
+def made_by_autofix(head: git.Head) -> bool:
+    """True when autofix created the branch: the first entry of its reflog is autofix's
+    (``update-ref -m "autofix: ..."``); without a reflog, a name under ``autofix/``."""
+    try:
+        entries = head.log()
+    except (OSError, ValueError):
+        entries = []
+    if entries:
+        return str(entries[0].message).startswith("autofix")
+    return head.name.startswith("autofix/")
+
+
 def autofix_branches(repo: git.Repo) -> list[BranchInfo]:
-    """Branches whose tip is an autofix commit, sorted by name."""
+    """The branches autofix created (:func:`made_by_autofix`) whose tip is still an
+    autofix commit, sorted by name; a branch you merged into stays out."""
     out = []
     busy = checked_out_branches(repo)
     head = repo.head.commit.hexsha
     for ref in sorted(repo.heads, key=lambda h: h.name):
-        log = branch_log(repo, ref.name)
+        log = branch_log(repo, ref.name) if made_by_autofix(ref) else []
         if not log:
             continue
         merged = repo.is_ancestor(ref.commit, repo.commit(head))

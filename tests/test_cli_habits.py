@@ -89,7 +89,7 @@ def test_recipe_listing_never_cuts_ids_at_80_columns() -> None:
 
 
 def test_shell_completion_is_available_and_documented(tmp_path: Path) -> None:
-    done = run_autofix(["--show-completion", "bash"], tmp_path)
+    done = run_autofix(["--show-completion=bash"], tmp_path)
     assert done.returncode == 0 and "complete" in done.stdout
     assert "autofix --install-completion" in (ROOT / "README.md").read_text()
 
