@@ -78,6 +78,13 @@ class Row:
     seconds: float = 0.0
     result: SessionResult | None = None
     error: str = ""
+    started: float = 0.0  # time.monotonic() when its repair began (0: not yet)
+
+    def elapsed(self) -> float:
+        """Seconds so far: live while the script runs, the total once it ended."""
+        if self.status == "running" and self.started:
+            return time.monotonic() - self.started
+        return self.seconds
 
 
 class _RowObserver:
@@ -152,7 +159,7 @@ def run_batch(options: BatchOptions, changed: Callable[[list[Row]], None] | None
         if cancel.is_set():
             row.status = "interrupted"
             return
-        started = time.monotonic()
+        started = row.started = time.monotonic()
         opts = Options(script=root / row.path, python=template.python, args=template.args,
                        branch=row.branch, cwd=template.cwd,  # the caller's, as single mode
                        timeout=template.timeout, max_steps=template.max_steps,

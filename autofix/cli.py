@@ -251,13 +251,36 @@ def _write(path: Path | None, document: dict[str, Any], err: Console) -> None:
 
 
 def _rows_table(rows: list[Row]) -> Table:
-    table = Table("script", "status", "run", "fixes", "last", "seconds")
+    """The batch table; seconds tick while a script runs, a long last line is cut with an
+    ellipsis instead of wrapping inside the table."""
+    table = Table("script", "status", "run", "fixes")
+    table.add_column("last", no_wrap=True, overflow="ellipsis", ratio=1)
+    table.add_column("seconds", justify="right")
     for row in rows:
         style = {"fixed": "green", "clean": "green", "gave_up": "yellow", "error": "red",
                  "interrupted": "red", "running": "cyan"}.get(row.status, "dim")
         table.add_row(row.path, f"[{style}]{row.status}[/{style}]", str(row.run or ""),
-                      str(row.fixes), escape(row.error or row.note), f"{row.seconds:.0f}")
+                      str(row.fixes), escape((row.error or row.note).splitlines()[0]
+                                             if (row.error or row.note) else ""),
+                      f"{row.elapsed():.0f}")
     return table
+
+
+class _RowLines:
+    """Batch progress off a terminal: one line when a row's status or run changes."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.seen: dict[str, tuple[str, int]] = {}
+
+    def __call__(self, rows: list[Row]) -> None:
+        for row in rows:
+            key = (row.status, row.run)
+            if self.seen.get(row.path) != key and row.status != "waiting":
+                self.seen[row.path] = key
+                what = f"run {row.run}" if row.status == "running" else row.status
+                self.console.print(f"{row.path}: {what}" + (f" ({row.fixes} fixes)"
+                                                            if row.fixes else ""))
 
 
 @app.command("batch")
@@ -286,13 +309,17 @@ def batch(
     cancel = threading.Event()
     rows: list[Row] = []
     try:
-        with Live(console=console, refresh_per_second=4, transient=False) as live:
-            def changed(current: list[Row]) -> None:
-                rows[:] = current
-                live.update(_rows_table(current))
+        if console.is_terminal:  # a live table; the final one is printed once, below
+            with Live(console=console, refresh_per_second=2, transient=True,
+                      get_renderable=lambda: _rows_table(rows)):
+                def changed(current: list[Row]) -> None:
+                    rows[:] = current
 
+                result_rows = run_batch(BatchOptions(paths, jobs, branch_prefix, template),
+                                        changed, cancel)
+        else:
             result_rows = run_batch(BatchOptions(paths, jobs, branch_prefix, template),
-                                    changed, cancel)
+                                    _RowLines(console), cancel)
     except AutofixError as exc:
         _print_error(err, exc)
         raise typer.Exit(EXIT_USAGE) from None

@@ -353,6 +353,9 @@ def undo_last(repo: git.Repo, branch: str) -> AutofixCommit:
                            hint="autofix never rewrites a checked-out branch; switch away "
                                 "first or use `git reset` yourself")
     head = _head(repo, branch)
+    if not made_by_autofix(head):
+        raise AutofixError(f"branch {branch} was not made by autofix",
+                           hint="autofix only rewrites its own branches")
     tip = head.commit
     made = _autofix_commit(tip)
     if made is None or made.snapshot:
@@ -387,7 +390,7 @@ def made_by_autofix(head: git.Head) -> bool:
     """True when autofix created the branch: the first entry of its reflog is autofix's
     (``update-ref -m "autofix: ..."``); without a reflog, a name under ``autofix/``."""
     try:
-        entries = head.log()
+        entries = list(head.log())
     except (OSError, ValueError):
         entries = []
     if entries:

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -32,11 +33,12 @@ def _isort_key(name: str) -> tuple[int, str]:
     return kind, name.lower()
 
 
-def _sort_key(names: Sequence[str]) -> Callable[[str], object] | None:
+def _sort_key(names: Sequence[str]) -> Callable[[str], Any] | None:
     """The key ``names`` are sorted by (plain, case-insensitive, isort's), or ``None``."""
-    for key in (lambda n: n, str.lower, _isort_key):
-        if list(names) == sorted(names, key=key):  # type: ignore[arg-type]
-            return key  # type: ignore[return-value]
+    keys: tuple[Callable[[str], Any], ...] = (lambda n: n, str.lower, _isort_key)
+    for key in keys:
+        if list(names) == sorted(names, key=key):
+            return key
     return None
 
 

@@ -89,7 +89,7 @@ def test_recipe_listing_never_cuts_ids_at_80_columns() -> None:
 
 
 def test_shell_completion_is_available_and_documented(tmp_path: Path) -> None:
-    done = run_autofix(["--show-completion=bash"], tmp_path)
+    done = run_autofix(["--show-completion"], tmp_path, env={"SHELL": "/bin/bash"})
     assert done.returncode == 0 and "complete" in done.stdout
     assert "autofix --install-completion" in (ROOT / "README.md").read_text()
 
@@ -139,14 +139,21 @@ def test_log_undo_branches_prune(scratch_repo: Repo) -> None:
     assert repo.heads["autofix/t"].commit.hexsha == shas[0]
     assert f"dropped {shas[1][:8]}" in undo.stdout
 
-    refused = run_autofix(["undo", "plain"], cwd)  # tip is not autofix's
+    refused = run_autofix(["undo", "plain"], cwd)  # a branch autofix did not make
+    assert refused.returncode == 2 and "not made by autofix" in refused.stderr
+    _fix_branch(repo, "autofix/u", 1)  # then a commit of the user's on top
+    tree = repo.heads["autofix/u"].commit.tree.hexsha
+    mine = repo.git.commit_tree(tree, "-p", "autofix/u", "-m", "my own change")
+    repo.git.update_ref("refs/heads/autofix/u", mine)
+    refused = run_autofix(["undo", "autofix/u"], cwd)  # tip is not autofix's
     assert refused.returncode == 2 and "not an autofix fix commit" in refused.stderr
+    assert repo.heads["autofix/u"].commit.hexsha == mine
     refused = run_autofix(["undo", "main"], cwd)  # checked out
     assert refused.returncode == 2 and "checked out" in refused.stderr
 
     pruned = run_autofix(["branches", "--prune"], cwd)
     assert "deleted autofix/merged" in pruned.stdout
-    assert sorted(h.name for h in repo.heads) == ["autofix/t", "main", "plain"]
+    assert sorted(h.name for h in repo.heads) == ["autofix/t", "autofix/u", "main", "plain"]
     assert snapshot(repo) == before  # work tree, index, HEAD untouched
 
 
