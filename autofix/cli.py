@@ -301,7 +301,11 @@ def batch(
         help="JSON report; a Markdown report for people is written next to it (.md).")
     ] = None,
 ) -> None:
-    """Repair many scripts and notebooks, each on its own branch from the same HEAD."""
+    """Repair many scripts and notebooks, each on its own branch from the same HEAD.
+
+    Every script runs in the folder you call autofix from, as in single mode: relative
+    data paths are looked up from there.
+    """
     console, err = _consoles(report)
     template = Options(script=Path("."), python=python or default_python(),
                        timeout=timeout or None, max_steps=max_steps,
