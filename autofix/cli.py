@@ -170,12 +170,12 @@ def fix(
     except AutofixError as exc:
         observer.close()
         _print_error(err, exc)
-        _write(report, error_json(str(exc)), err)
+        _write_error(report, str(exc), err)
         raise typer.Exit(EXIT_USAGE) from None
     except git.GitCommandError as exc:
         observer.close()
         err.print(f"[bold red]error:[/bold red] git failed: {escape(str(exc))}")
-        _write(report, error_json(f"git failed: {exc}"), err)
+        _write_error(report, f"git failed: {exc}", err)
         raise typer.Exit(EXIT_USAGE) from None
     observer.close()
     print_summary(console, result)
@@ -238,6 +238,17 @@ def _report_problem(path: Path | None) -> str:
 def _interrupt(signum: int, frame: object) -> None:
     """SIGTERM/SIGHUP end autofix like Ctrl-C: the child's process group is killed first."""
     raise KeyboardInterrupt
+
+
+def _write_error(path: Path | None, message: str, err: Console) -> None:
+    """The report of a session stopped before its first run, in the format ``path`` asks."""
+    if path is not None and path.suffix.lower() in (".html", ".htm", ".md"):
+        try:
+            write_session_report(path, SessionResult(Status.ERROR, "", message))
+        except OSError:
+            pass
+        return
+    _write(path, error_json(message), err)
 
 
 def _write(path: Path | None, document: dict[str, Any], err: Console) -> None:

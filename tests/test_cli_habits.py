@@ -89,8 +89,10 @@ def test_recipe_listing_never_cuts_ids_at_80_columns() -> None:
 
 
 def test_shell_completion_is_available_and_documented(tmp_path: Path) -> None:
-    done = run_autofix(["--show-completion"], tmp_path, env={"SHELL": "/bin/bash"})
-    assert done.returncode == 0 and "complete" in done.stdout
+    command = " ".join([*AUTOFIX, "--show-completion"]) + "; true"  # bash stays the parent
+    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert "complete -o" in done.stdout and "_autofix_completion" in done.stdout, done.stderr
     assert "autofix --install-completion" in (ROOT / "README.md").read_text()
 
 
