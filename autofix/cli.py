@@ -261,20 +261,30 @@ def _write(path: Path | None, document: dict[str, Any], err: Console) -> None:
         raise typer.Exit(EXIT_USAGE) from None
 
 
-def _rows_table(rows: list[Row]) -> Table:
-    """The batch table; seconds tick while a script runs, a long last line is cut with an
-    ellipsis instead of wrapping inside the table."""
-    table = Table("script", "status", "run", "fixes")
-    table.add_column("last", no_wrap=True, overflow="ellipsis", ratio=1)
-    table.add_column("seconds", justify="right")
+def _rows_table(rows: list[Row], width: int = 120) -> Table:
+    """The batch table for a ``width``-column console; seconds tick while a script runs,
+    a long last line is cut with an ellipsis instead of wrapping inside the table."""
+    table = Table()
+    script_width = max((len(r.path) for r in rows), default=6)
+    table.add_column("script", no_wrap=True)
+    for name in ("status", "run", "fixes"):
+        table.add_column(name, no_wrap=True)
+    table.add_column("last", no_wrap=True)
+    table.add_column("seconds", justify="right", no_wrap=True)
+    room = max(10, width - script_width - len("interrupted") - 3 - 5 - 7 - 19)
     for row in rows:
         style = {"fixed": "green", "clean": "green", "gave_up": "yellow", "error": "red",
                  "interrupted": "red", "running": "cyan"}.get(row.status, "dim")
         table.add_row(row.path, f"[{style}]{row.status}[/{style}]", str(row.run or ""),
-                      str(row.fixes), escape((row.error or row.note).splitlines()[0]
-                                             if (row.error or row.note) else ""),
+                      str(row.fixes), escape(_cut(row.error or row.note, room)),
                       f"{row.elapsed():.0f}")
     return table
+
+
+def _cut(text: str, room: int) -> str:
+    """The first line of ``text``, cut to ``room`` characters with an ellipsis."""
+    line = text.splitlines()[0] if text.strip() else ""
+    return line if len(line) <= room else line[:room - 1] + "…"
 
 
 class _RowLines:
@@ -326,7 +336,7 @@ def batch(
     try:
         if console.is_terminal:  # a live table; the final one is printed once, below
             with Live(console=console, refresh_per_second=2, transient=True,
-                      get_renderable=lambda: _rows_table(rows)):
+                      get_renderable=lambda: _rows_table(rows, console.width)):
                 def changed(current: list[Row]) -> None:
                     rows[:] = current
 
@@ -343,7 +353,7 @@ def batch(
         err.print("[bold red]interrupted[/bold red]: running scripts stopped; their "
                   "branches hold the fixes committed so far")
         raise typer.Exit(EXIT_INTERRUPTED) from None
-    console.print(_rows_table(result_rows))
+    console.print(_rows_table(result_rows, console.width))
     if report is not None:
         _write(report, batch_json(result_rows), err)
         markdown = report.with_suffix(".md")

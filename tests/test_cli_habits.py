@@ -182,6 +182,8 @@ def test_missing_file_names_path_and_folder_in_single_and_batch(scratch_repo: Re
     assert "relative paths are looked up from the folder" in single.stdout
     batch = run_autofix(["batch", "ex", "--jobs", "1", "--report", "../b.json"], root)
     assert batch.returncode == 1
+    assert batch.stdout.count("┃ script") == 1  # one table, at the end
+    assert "ex/read.py: run 1" in batch.stdout
     rows = json.loads((root.parent / "b.json").read_text())
     jsonschema.validate(rows, SCHEMA)
     assert rows["scripts"][0]["runs"][0]["category"] == "missing-file"

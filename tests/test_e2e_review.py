@@ -15,6 +15,7 @@ import pytest
 from autofix.reports import SCHEMA_PATH
 
 from .conftest import make_repo, run_autofix
+from .test_reports import blue_pixels, screenshot
 
 pytestmark = pytest.mark.e2e
 
@@ -66,7 +67,10 @@ def test_dry_run_shows_the_diff_and_writes_nothing(session: dict[str, object]) -
     assert "ImportError: cannot import name 'AdamW' from 'transformers'" in out
     assert "1 file changed" in out
     assert session["after_dry"] == session["before"]  # no ref, no object
-    assert (session["root"] / "dry.html").read_text().count("<img id='loss-curve'") == 1  # type: ignore[operator]
+    page = session["root"] / "dry.html"  # type: ignore[operator]
+    assert page.read_text().count("<img id='loss-curve'") == 1
+    shot = screenshot(page, session["root"] / "dry-report.png")  # type: ignore[operator]
+    assert blue_pixels(shot) > 200  # run 2's curve is drawn
 
 
 def test_progress_lines_off_a_terminal(session: dict[str, object]) -> None:

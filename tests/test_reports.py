@@ -102,3 +102,20 @@ def test_html_report_shows_the_loss_curves_in_chromium(tmp_path: Path) -> None:
     assert "<img id='loss-curve'" in html and "lower the learning rate" in html
     assert '<span style="color: #A00000">-opt = Adam(lr=1e-3)</span>' in html  # highlighted
     assert "<td>torch</td><td>2.13.0</td>" in html
+
+
+def screenshot(page: Path, shot: Path) -> Path:
+    """Render ``page`` in headless Chromium (the Debian package) into ``shot``."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.fail("chromium is missing: scripts/setup.sh installs it")
+    subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                    "--hide-scrollbars", f"--screenshot={shot}", "--window-size=1000,900",
+                    page.as_uri()], check=True, capture_output=True, timeout=120)
+    print(f"screenshot: {shot}")
+    return shot
+
+
+def blue_pixels(shot: Path) -> int:
+    """Pixels of matplotlib's first line colour (C0) in the screenshot."""
+    return _colour_pixels(shot, (31, 119, 180))
