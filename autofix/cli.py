@@ -363,16 +363,24 @@ def batch(
     raise typer.Exit(EXIT_FIXED if ok else EXIT_GAVE_UP)
 
 
-def recipes_table() -> Table:
-    """The recipe listing shown by ``autofix recipes`` (generated from the classes); ids
-    and categories are never wrapped or cut, the description and module wrap."""
+def recipes_table(width: int = 200) -> Table:
+    """The recipe listing shown by ``autofix recipes`` (generated from the classes) for a
+    ``width``-column console: ids and categories are never wrapped or cut, the description
+    wraps, and the module column is left out when it would not fit on one line."""
+    found = all_recipes()
+    ids = max(len(r.id) for r in found)
+    cats = max(len(r.category) for r in found)
+    modules = max(len(r.__module__) for r in found)
+    with_module = ids + cats + modules + 30 + 13 <= width
     table = Table()
-    table.add_column("recipe", no_wrap=True, overflow="ignore")
-    table.add_column("category", no_wrap=True, overflow="ignore")
-    table.add_column("what it does", ratio=2)
-    table.add_column("module", ratio=1, overflow="fold")
-    for recipe in all_recipes():
-        table.add_row(recipe.id, recipe.category, recipe.title, recipe.__module__)
+    table.add_column("recipe", no_wrap=True, min_width=ids)
+    table.add_column("category", no_wrap=True, min_width=cats)
+    table.add_column("what it does")
+    if with_module:
+        table.add_column("module", no_wrap=True, min_width=modules)
+    for recipe in found:
+        table.add_row(recipe.id, recipe.category, recipe.title,
+                      *([recipe.__module__] if with_module else []))
     return table
 
 
@@ -392,7 +400,8 @@ def recipes(
     if markdown:
         typer.echo(recipes_markdown(), nl=False)
     else:
-        Console().print(recipes_table())
+        console = Console()
+        console.print(recipes_table(console.width))
 
 
 cli_branches.register(app)
