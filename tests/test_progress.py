@@ -50,3 +50,17 @@ def test_batch_rows_tick_and_never_wrap() -> None:
     assert len(body) == 2  # one line per row: the warning is cut, not wrapped
     assert body[0].rstrip(" │").endswith("42") and "…" in body[0]
     assert body[1].rstrip(" │").endswith("7")
+
+
+def test_summary_suggests_merge_only_when_fixed() -> None:
+    from autofix.report import print_summary
+    from autofix.types import SessionResult, Status
+
+    for status, merge in ((Status.FIXED, True), (Status.GAVE_UP, False)):
+        console = Console(file=io.StringIO(), width=200)
+        result = SessionResult(status, "autofix/t", "why", base="c" * 40,
+                               diff_stat=" t.py | 2 +-\n 1 file changed\n")
+        print_summary(console, result)
+        out = console.file.getvalue()  # type: ignore[attr-defined]
+        assert " 1 file changed" in out and "Whole diff: git diff cccccccc..autofix/t" in out
+        assert ("merge: git merge autofix/t" in out) is merge
