@@ -143,8 +143,11 @@ class FixBranch:
             return "", ""
         env = self._objects()
         g = self.repo.git
-        base: str = g.merge_base("HEAD", self.tip, env=env).strip()
-        return base, str(g.diff("--stat", base, self.tip, env=env))
+        try:
+            base: str = g.merge_base("HEAD", self.tip, env=env).strip()
+            return base, str(g.diff("--stat", base, self.tip, env=env))
+        except git.GitCommandError:  # e.g. no common history: the summary goes without
+            return "", ""
 
     def _env(self, index: str) -> dict[str, str]:
         env = {"GIT_INDEX_FILE": index, **self._objects()}
