@@ -28,13 +28,14 @@ def _number(value: float | None) -> float | str | None:
     return str(value)
 
 
-def run_json(run: RunRecord) -> dict[str, Any]:
-    """One run of the report (see the schema's ``run``)."""
+def run_json(run: RunRecord, dry_run: bool = False) -> dict[str, Any]:
+    """One run of the report (see the schema's ``run``; a dry run names no commit)."""
     chance = math.log(run.num_classes) if run.num_classes and run.num_classes > 1 else None
     return {
         "n": run.n, "outcome": run.outcome, "category": run.category,
         "evidence": run.evidence, "seconds": round(run.seconds, 2), "note": run.note,
-        "recipe": run.recipe, "commit": run.commit, "max_steps": run.max_steps,
+        "recipe": run.recipe, "commit": "" if dry_run else run.commit,
+        "max_steps": run.max_steps,
         "num_classes": run.num_classes,
         "chance_loss": round(chance, 6) if chance else None,
         "symptom_step": run.symptom_step,
@@ -47,7 +48,8 @@ def session_json(result: SessionResult) -> dict[str, Any]:
     return {
         "$schema": SCHEMA_ID,
         "status": result.status.value,
-        "branch": result.branch if result.fixes or result.earlier_fixes else None,
+        "branch": result.branch if (result.fixes or result.earlier_fixes)
+        and not result.dry_run else None,
         "reason": result.reason,
         "interrupted": result.interrupted,
         "dry_run": result.dry_run,
@@ -55,7 +57,7 @@ def session_json(result: SessionResult) -> dict[str, Any]:
         "versions": dict(result.versions),
         "base": result.base,
         "diff_stat": result.diff_stat,
-        "runs": [run_json(r) for r in result.runs],
+        "runs": [run_json(r, result.dry_run) for r in result.runs],
         "fixes": [
             {"category": f.category, "recipe": f.recipe,
              "commit": None if result.dry_run else f.commit, "file": f.file,

@@ -119,3 +119,13 @@ def screenshot(page: Path, shot: Path) -> Path:
 def blue_pixels(shot: Path) -> int:
     """Pixels of matplotlib's first line colour (C0) in the screenshot."""
     return _colour_pixels(shot, (31, 119, 180))
+
+
+def test_dry_run_report_names_no_branch_or_commit() -> None:
+    result = _result()
+    result.dry_run = True
+    doc = session_json(result)
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["branch"] is None and doc["dry_run"] is True
+    assert doc["runs"][0]["commit"] == "" and doc["fixes"][0]["commit"] is None
+    assert doc["fixes"][0]["diff"] == DIFF
