@@ -28,6 +28,7 @@ from typing import Any
 from autofix.engine import Options, repair
 from autofix.errors import AutofixError, classify_error
 from autofix.gitops import branch_names, head_sha, open_repo, repo_root
+from autofix.reports import session_json
 from autofix.sandbox import Sandbox
 from autofix.sink import MemoryBranch, PendingCommit, replay
 from autofix.types import Diagnosis, RunRecord, SessionResult, Status
@@ -87,6 +88,13 @@ class Row:
     code: int = 0
     nodes: list[str] = field(default_factory=list)  # Ray nodes that ran it (retries: >1)
     overhead: float = 0.0  # Ray: seconds from submission to the task starting
+    started: float = 0.0  # time.monotonic() when its repair began (0: not yet)
+
+    def elapsed(self) -> float:
+        """Seconds so far: live while the script runs, the total once it ended."""
+        if self.status == "running" and self.started:
+            return time.monotonic() - self.started
+        return self.seconds
 
 
 class _RowObserver:
@@ -225,9 +233,9 @@ def run_batch(options: BatchOptions, changed: Callable[[list[Row]], None] | None
         if cancel.is_set():
             row.status = "interrupted"
             return
-        started = time.monotonic()
+        started = row.started = time.monotonic()
         opts = Options(script=root / row.path, python=template.python, args=template.args,
-                       branch=row.branch, cwd=(root / row.path).parent,
+                       branch=row.branch, cwd=template.cwd,  # the caller's, as single mode
                        timeout=template.timeout, max_steps=template.max_steps,
                        max_iterations=template.max_iterations, base=base, cancel=cancel,
                        env=env)
@@ -263,7 +271,7 @@ def batch_json(rows: list[Row]) -> dict[str, Any]:
     "runs", "seconds", ...}]}`` with the single-script report's statuses."""
     scripts = []
     for row in rows:
-        single = row.result.to_json() if row.result else {}
+        single = session_json(row.result) if row.result else {}
         scripts.append({
             "path": row.path, "status": row.status,
             "branch": row.branch if single.get("fixes") else None,

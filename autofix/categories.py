@@ -129,6 +129,20 @@ class Category:
         return [EXAMPLES_DIR / self.id / name for name in self.examples]
 
 
+#: A data file the script opens does not exist where it is looked up (its relative path is
+#: resolved from the folder the script runs in: the caller's cwd, single and batch mode).
+MISSING_FILE = Category(
+    id="missing-file",
+    title="a data file the script opens does not exist",
+    types=("FileNotFoundError",),
+    patterns=(r"No such file or directory", r"Unable to find", r"does not exist",
+              r"not found", r"FileNotFoundError"),
+    examples=("v5.txt",),
+    hint="relative paths are looked up from the folder autofix runs the script in (the one "
+         "you call autofix from, as `python SCRIPT` would): cd to the folder the path is "
+         "relative to, or build it from __file__",
+)
+
 CATEGORIES: tuple[Category, ...] = (
     Category(
         id="syntax-error",
@@ -235,6 +249,7 @@ CATEGORIES: tuple[Category, ...] = (
         ),
         examples=("v5.txt", "v4.txt", "v4-tf.txt"),
     ),
+    MISSING_FILE,
 )
 
 def _keras_string_loss(probe: ProbeReport) -> bool:
@@ -251,6 +266,7 @@ def _lr_too_high(probe: ProbeReport) -> bool:
 
 
 #: Training symptoms, confirmed by the probe while the script trains (no traceback).
+
 SYMPTOMS: tuple[Category, ...] = (
     Category(
         id="nan-loss",

@@ -9,7 +9,9 @@ body runs inside :func:`boundary`, the one place that maps exceptions to exit co
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import os
+import shlex
 import signal
 import threading
 from collections.abc import Iterator
@@ -21,8 +23,16 @@ from rich.console import Console
 from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
+try:  # typer >= 0.20 vendors click; older versions use the click package
+    from typer._click import Context
+    from typer._click.exceptions import NoSuchOption, UsageError
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click import Context  # type: ignore[assignment]
+    from click.exceptions import NoSuchOption, UsageError  # type: ignore[assignment]
+
+from autofix import cli_branches
 from autofix.batch import BatchOptions, Row, batch_json, batch_markdown, run_batch
 from autofix.engine import Options, repair
 from autofix.errors import (
@@ -34,7 +44,8 @@ from autofix.errors import (
     classify_error,
 )
 from autofix.registry import all_recipes
-from autofix.report import ConsoleObserver, error_report, print_summary, write_report
+from autofix.report import ConsoleObserver, print_summary, write_report
+from autofix.reports import error_json, write_session_report
 from autofix.runner import LAUNCHERS, default_python
 from autofix.sandbox import Sandbox, isolation
 from autofix.types import SessionResult, Status
@@ -47,14 +58,48 @@ class _DefaultToFix(TyperGroup):
     """Lets ``autofix train.py ...`` mean ``autofix fix train.py ...``."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # click.Context
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+        own = {opt for param in self.get_params(ctx) for opt in param.opts}
+        if args and args[0] not in self.commands and args[0].split("=", 1)[0] not in own:
             args = ["fix", *args]
         return super().parse_args(ctx, args)
 
 
+class _FixCommand(TyperCommand):
+    """``fix``: an unknown option is most often a script argument without ``--`` in front;
+    the error then shows the command line that passes it to the script (exit 2)."""
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        original = list(args)
+        try:
+            return super().parse_args(ctx, args)
+        except NoSuchOption as exc:
+            raise UsageError(forgotten_dashes(original, exc.option_name), ctx) from None
+
+
+def forgotten_dashes(args: list[str], option: str) -> str:
+    """The message for ``option``, unknown to autofix: the same command line with the
+    script's arguments moved behind ``--`` (from ``option`` on)."""
+    at = args.index(option) if option in args else len(args)
+    head, tail = args[:at], [a for a in args[at:] if a != "--"]
+    if "--" in head:  # arguments were already given after --: keep them first
+        cut = head.index("--")
+        head, tail = head[:cut], head[cut + 1:] + tail
+    line = shlex.join(["autofix", *head, "--", *tail])
+    return (f"{option} is not an autofix option. Arguments for the script go after `--`:\n"
+            f"    {line}")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"autofix {importlib.metadata.version('autofix')}")
+        raise typer.Exit(0)
+
+
 app = typer.Typer(
     cls=_DefaultToFix,
-    add_completion=False,
+    add_completion=True,
+    rich_markup_mode=None,  # plain click help: flags are shown as flags, never `<bool>`
+    context_settings={"help_option_names": ["-h", "--help"]},
     no_args_is_help=True,
     help="Repair a Hugging Face training script: run it, diagnose the failure, apply a "
          "LibCST recipe, commit each fix on a git branch, and rerun until it trains.\n\n"
@@ -64,6 +109,15 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Repair Hugging Face training scripts (see `autofix fix --help`)."""
+
+
 def exit_code(result: SessionResult) -> int:
     """The process exit code for a finished session."""
     if result.interrupted:
@@ -71,7 +125,7 @@ def exit_code(result: SessionResult) -> int:
     return EXIT_FIXED if result.status in (Status.FIXED, Status.CLEAN) else EXIT_GAVE_UP
 
 
-@app.command("fix")
+@app.command("fix", cls=_FixCommand)
 def fix(
     script: Annotated[Path, typer.Argument(help="The training script to repair (.py).")],
     script_args: Annotated[list[str] | None, typer.Argument(
@@ -98,31 +152,62 @@ def fix(
         "--init", help="Not a git repo: create one with the script as first commit.")
     ] = False,
     report: Annotated[Path | None, typer.Option(
-        help="Write a JSON report of the runs and fixes to this path.")] = None,
+        help="Write a report of the runs, fixes (with diffs) and loss curves: .html or .md "
+             "for people, otherwise JSON (schema: autofix/report.schema.json).")] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Run and diagnose as usual, print every fix as a diff with its "
+                          "evidence, but commit nothing and write no branch.")] = False,
+    only: Annotated[list[str] | None, typer.Option(
+        "--only", metavar="RECIPE", help="Apply only this recipe (repeatable; ids from "
+                                         "`autofix recipes`).")] = None,
+    skip: Annotated[list[str] | None, typer.Option(
+        "--skip", metavar="RECIPE", help="Never apply this recipe (repeatable).")] = None,
     launcher: Annotated[str | None, typer.Option(
         help="Start the script with torchrun or accelerate (launch), on --nproc-per-node "
              "processes; the probe runs in every rank.")] = None,
     nproc_per_node: Annotated[int, typer.Option(
         help="Processes per node for --launcher.", min=1)] = 1,
 ) -> None:
-    """Repair SCRIPT on a branch; your files, index and current branch stay untouched."""
+    """Repair SCRIPT on a branch; your files, index and current branch stay untouched.
+
+    The script runs in the folder you call autofix from (as `python SCRIPT` would), in
+    single and batch mode alike: relative data paths are looked up from there.
+    """
     console, err = _consoles(report)
+    _check_recipe_ids(err, (only or []) + (skip or []))
     if launcher is not None and launcher not in LAUNCHERS:
         err.print(f"[bold red]error:[/bold red] --launcher is one of {', '.join(LAUNCHERS)}")
         raise typer.Exit(EXIT_USAGE)
     options = Options(
         script=script, python=python or default_python(), args=tuple(script_args or ()),
         branch=branch, timeout=timeout or None, max_steps=0 if full else max_steps,
-        max_iterations=max_iterations, resume=resume, init=init,
+        max_iterations=max_iterations, resume=resume, init=init, dry_run=dry_run,
+        only=tuple(only or ()), skip=tuple(skip or ()),
         launcher=launcher or "", nproc_per_node=nproc_per_node,
     )
-    observer = ConsoleObserver(console, script.name)
+    observer = ConsoleObserver(console, script.name, options.max_steps)
     with boundary(err, report, observer.close):
         result = repair(options, observer)
     observer.close()
     print_summary(console, result)
-    _write(report, result.to_json(), err)
+    if report is not None:
+        try:
+            written = write_session_report(report, result)
+        except OSError as exc:
+            err.print(f"[bold red]error:[/bold red] cannot write --report {report}: {exc}")
+            raise typer.Exit(EXIT_USAGE) from None
+        console.print("report: " + ", ".join(str(p) for p in written))
     raise typer.Exit(exit_code(result))
+
+
+def _check_recipe_ids(err: Console, ids: list[str]) -> None:
+    """Exit 2 for a ``--only``/``--skip`` id that names no recipe."""
+    known = {r.id for r in all_recipes()}
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        err.print(f"[bold red]error:[/bold red] unknown recipe(s): {', '.join(unknown)}")
+        err.print("  hint: `autofix recipes` lists the recipe ids")
+        raise typer.Exit(EXIT_USAGE)
 
 
 def _consoles(report: Path | None) -> tuple[Console, Console]:
@@ -162,12 +247,18 @@ def boundary(err: Console, report: Path | None = None,
         err.print(f"[bold red]{label}:[/bold red] {escape(verdict.message)}")
         if verdict.hint:
             err.print(f"  hint: {escape(verdict.hint)}")
-        document = error_report(verdict.message)
-        document["interrupted"] = verdict.code == EXIT_INTERRUPTED
-        if verdict.log is not None:
-            document["log"] = str(verdict.log)
-        with contextlib.suppress(typer.Exit):
-            _write(report, document, err)
+        if report is not None and report.suffix.lower() in (".html", ".htm", ".md"):
+            with contextlib.suppress(OSError):
+                write_session_report(report, SessionResult(Status.ERROR, "", verdict.message,
+                                                           interrupted=verdict.code ==
+                                                           EXIT_INTERRUPTED))
+        else:
+            document = error_json(verdict.message)
+            document["interrupted"] = verdict.code == EXIT_INTERRUPTED
+            if verdict.log is not None:
+                document["log"] = str(verdict.log)
+            with contextlib.suppress(typer.Exit):
+                _write(report, document, err)
         raise typer.Exit(verdict.code) from None
 
 
@@ -189,6 +280,17 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def _write_error(path: Path | None, message: str, err: Console) -> None:
+    """The report of a session stopped before its first run, in the format ``path`` asks."""
+    if path is not None and path.suffix.lower() in (".html", ".htm", ".md"):
+        try:
+            write_session_report(path, SessionResult(Status.ERROR, "", message))
+        except OSError:
+            pass
+        return
+    _write(path, error_json(message), err)
+
+
 def _write(path: Path | None, document: dict[str, Any], err: Console) -> None:
     if path is None:
         return
@@ -199,17 +301,50 @@ def _write(path: Path | None, document: dict[str, Any], err: Console) -> None:
         raise typer.Exit(EXIT_USAGE) from None
 
 
-def _rows_table(rows: list[Row]) -> Table:
+def _rows_table(rows: list[Row], width: int = 120) -> Table:
+    """The batch table for a ``width``-column console; seconds tick while a script runs,
+    a long last line is cut with an ellipsis instead of wrapping inside the table."""
     on_ray = any(r.nodes for r in rows)
-    table = Table("script", "status", "run", "fixes", "last", "seconds",
-                  *(["node"] if on_ray else []))
+    table = Table()
+    script_width = max((len(r.path) for r in rows), default=6)
+    table.add_column("script", no_wrap=True)
+    for name in ("status", "run", "fixes"):
+        table.add_column(name, no_wrap=True)
+    table.add_column("last", no_wrap=True)
+    table.add_column("seconds", justify="right", no_wrap=True)
+    if on_ray:
+        table.add_column("node", no_wrap=True)
+    room = max(10, width - script_width - len("interrupted") - 3 - 5 - 7 - 19)
     for row in rows:
         style = {"fixed": "green", "clean": "green", "gave_up": "yellow", "error": "red",
                  "interrupted": "red", "running": "cyan"}.get(row.status, "dim")
         table.add_row(row.path, f"[{style}]{row.status}[/{style}]", str(row.run or ""),
-                      str(row.fixes), escape(row.error or row.note), f"{row.seconds:.0f}",
-                      *([" > ".join(row.nodes)] if on_ray else []))
+                      str(row.fixes), escape(_cut(row.error or row.note, room)),
+                      f"{row.elapsed():.0f}", *([" > ".join(row.nodes)] if on_ray else []))
     return table
+
+
+def _cut(text: str, room: int) -> str:
+    """The first line of ``text``, cut to ``room`` characters with an ellipsis."""
+    line = text.splitlines()[0] if text.strip() else ""
+    return line if len(line) <= room else line[:room - 1] + "…"
+
+
+class _RowLines:
+    """Batch progress off a terminal: one line when a row's status or run changes."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.seen: dict[str, tuple[str, int]] = {}
+
+    def __call__(self, rows: list[Row]) -> None:
+        for row in rows:
+            key = (row.status, row.run)
+            if self.seen.get(row.path) != key and row.status != "waiting":
+                self.seen[row.path] = key
+                what = f"run {row.run}" if row.status == "running" else row.status
+                self.console.print(f"{row.path}: {what}" + (f" ({row.fixes} fixes)"
+                                                            if row.fixes else ""))
 
 
 @app.command("batch")
@@ -258,7 +393,11 @@ def batch(
     max_processes: Annotated[int, typer.Option(
         help="--sandbox: processes (and threads) per run.", min=8)] = 512,
 ) -> None:
-    """Repair many scripts and notebooks, each on its own branch from the same HEAD."""
+    """Repair many scripts and notebooks, each on its own branch from the same HEAD.
+
+    Every script runs in the folder you call autofix from, as in single mode: relative
+    data paths are looked up from there.
+    """
     console, err = _consoles(report)
     if backend not in ("thread", "ray") or ship not in ("auto", "shared", "upload"):
         err.print("[bold red]error:[/bold red] --backend is thread or ray; --ship is auto, "
@@ -286,16 +425,18 @@ def batch(
         err.print(f"sandbox: {escape(shown)}")
     cancel = threading.Event()
     rows: list[Row] = []
+    options = BatchOptions(paths, jobs, branch_prefix, template, backend, limits, ray_options)
     with boundary(err, None, cancel.set):
-        with Live(console=console, refresh_per_second=4, transient=False) as live:
-            def changed(current: list[Row]) -> None:
-                rows[:] = current
-                live.update(_rows_table(current))
+        if console.is_terminal:  # a live table; the final one is printed once, below
+            with Live(console=console, refresh_per_second=2, transient=True,
+                      get_renderable=lambda: _rows_table(rows, console.width)):
+                def changed(current: list[Row]) -> None:
+                    rows[:] = current
 
-            result_rows = run_batch(BatchOptions(paths, jobs, branch_prefix, template,
-                                                 backend, limits, ray_options),
-                                    changed, cancel)
-    console.print(_rows_table(result_rows))
+                result_rows = run_batch(options, changed, cancel)
+        else:
+            result_rows = run_batch(options, _RowLines(console), cancel)
+    console.print(_rows_table(result_rows, console.width))
     if report is not None:
         document = batch_json(result_rows)
         if limits is not None:
@@ -311,11 +452,24 @@ def batch(
                      else EXIT_GAVE_UP if gave_up or not codes - {0} else EXIT_USAGE)
 
 
-def recipes_table() -> Table:
-    """The recipe listing shown by ``autofix recipes`` (generated from the classes)."""
-    table = Table("recipe", "category", "what it does", "module")
-    for recipe in all_recipes():
-        table.add_row(recipe.id, recipe.category, recipe.title, recipe.__module__)
+def recipes_table(width: int = 200) -> Table:
+    """The recipe listing shown by ``autofix recipes`` (generated from the classes) for a
+    ``width``-column console: ids and categories are never wrapped or cut, the description
+    wraps, and the module column is left out when it would not fit on one line."""
+    found = all_recipes()
+    ids = max(len(r.id) for r in found)
+    cats = max(len(r.category) for r in found)
+    modules = max(len(r.__module__) for r in found)
+    with_module = ids + cats + modules + 30 + 13 <= width
+    table = Table()
+    table.add_column("recipe", no_wrap=True, min_width=ids)
+    table.add_column("category", no_wrap=True, min_width=cats)
+    table.add_column("what it does")
+    if with_module:
+        table.add_column("module", no_wrap=True, min_width=modules)
+    for recipe in found:
+        table.add_row(recipe.id, recipe.category, recipe.title,
+                      *([recipe.__module__] if with_module else []))
     return table
 
 
@@ -335,7 +489,11 @@ def recipes(
     if markdown:
         typer.echo(recipes_markdown(), nl=False)
     else:
-        Console().print(recipes_table())
+        console = Console()
+        console.print(recipes_table(console.width))
+
+
+cli_branches.register(app)
 
 
 def main() -> None:  # pragma: no cover - console-script entry

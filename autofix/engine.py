@@ -15,6 +15,8 @@ parameters, so ``tests/test_engine.py`` replays saved runs through every policy.
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import functools
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -28,6 +30,7 @@ from autofix.documents import Program, document_for
 from autofix.errors import AutofixError, save_traceback
 from autofix.gitops import open_repo, prepare_branch
 from autofix.judge import FixGroup, symptom_of
+from autofix.paths import folder_name, missing_path, relative_paths
 from autofix.recipe import Recipe, apply_recipe
 from autofix.registry import recipes_for
 from autofix.runner import RunSpec, default_python, run_script, target_versions
@@ -43,6 +46,7 @@ from autofix.types import (
     NotApplicable,
     RecipeContext,
     RecipeCrashed,
+    RunOutcome,
     RunRecord,
     RunResult,
     SessionResult,
@@ -82,6 +86,9 @@ class Options:
     sandbox: Sandbox | None = None  # issue 12: limits and isolation for every run
     launcher: str = ""  # issue 12: "torchrun" or "accelerate" (runner.launch_command)
     nproc_per_node: int = 1
+    only: Sequence[str] = ()  # recipe ids allowed (empty: all)
+    skip: Sequence[str] = ()  # recipe ids never applied
+    dry_run: bool = False  # commits go to a temporary object store and no ref is written
 
 
 class Observer(Protocol):
@@ -173,7 +180,9 @@ class _Session:
         self.o = options
         self.observer = observer
         self.runner = runner
-        self.recipes = recipes
+        self.recipes: RecipeLookup = lambda category: tuple(
+            r for r in recipes(category)  # --only / --skip
+            if (not options.only or r.id in options.only) and r.id not in options.skip)
         self.script = check_script(options.script)
         self.versions = target_versions(options.python)
         self.branch: BranchWriter
@@ -183,9 +192,13 @@ class _Session:
             repo = open_repo(self.script, init=options.init)
             self.branch = prepare_branch(
                 repo, self.script, options.branch or default_branch(self.script),
-                options.resume, base=options.base)
-        self.result = SessionResult(Status.ERROR, self.branch.branch, "not run")
+                options.resume, base=options.base, dry_run=options.dry_run)
+        earlier: list[str] = getattr(self.branch, "autofix_commits", list)()
+        self.result = SessionResult(Status.ERROR, self.branch.branch, "not run",
+                                    versions=dict(self.versions), dry_run=options.dry_run,
+                                    earlier_fixes=len(earlier))
         self.n = 0
+        self.note = ""
         self.attempts = 0
         self.document = document_for(self.script)
 
@@ -196,6 +209,7 @@ class _Session:
 
     def run(self, note: str = "", env: dict[str, str] | None = None) -> RunResult:
         self.n += 1
+        self.note = note
         self.observer.run_started(self.n, note)
         spec = RunSpec(python=self.o.python, script=self.script, cwd=self.o.cwd,
                        args=self.o.args, timeout=self.o.timeout, max_steps=self.o.max_steps,
@@ -204,7 +218,11 @@ class _Session:
                        nproc_per_node=self.o.nproc_per_node)
         program = self.program
         self.result.skipped = program.skipped
-        result = self.runner(spec, program.source, self.observer.output_line)
+        runner = self.runner
+        on_step = getattr(self.observer, "step", None)
+        if runner is run_script and on_step is not None:  # live steps for the status line
+            runner = functools.partial(run_script, on_step=on_step)
+        result = runner(spec, program.source, self.observer.output_line)
         self.result.warnings += [f"run {self.n}: a probe failed inside the script's process "
                                  f"({e}); its facts are missing" for e in result.probe.probe_errors]
         return result
@@ -214,7 +232,11 @@ class _Session:
         rec = RunRecord(n=self.n, outcome=run.outcome.value,
                         category=diag.category if diag else "",
                         evidence=diag.evidence if diag else healthy_evidence(run),
-                        seconds=run.seconds)
+                        seconds=run.seconds,
+                        steps=[(st.step, st.loss) for st in run.probe.steps],
+                        num_classes=run.probe.num_classes,
+                        symptom_step=run.probe.symptom.step if run.probe.symptom else 0,
+                        max_steps=self.o.max_steps, note=self.note)
         self.result.runs.append(rec)
         return rec
 
@@ -227,12 +249,34 @@ class _Session:
         self.result.last_diagnosis = diag
         return self.result
 
+    def judge(self, run: RunResult) -> Healthy | Diagnosis:
+        """:func:`autofix.diagnosis.judge`, with paths made relative (no machine paths in
+        commits and reports) and a missing file named with the folder it was looked up
+        from."""
+        found = judge(run, self.script)
+        if not isinstance(found, Diagnosis):
+            return found
+        root = str(self.script.parent)
+        repo = getattr(self.branch, "repo", None)
+        if repo is not None:
+            root = str(repo.working_tree_dir)
+        if found.category == "missing-file":
+            path = missing_path(found.evidence)
+            looked = f"looked up from {folder_name(self.o.cwd, root)}"
+            found = dataclasses.replace(
+                found, evidence=f"missing file {path!r}, {looked}" if path else
+                f"{found.evidence} ({looked})",
+                details=(*found.details, f"working folder: {self.o.cwd}"))
+        return dataclasses.replace(
+            found, evidence=relative_paths(found.evidence, root),
+            details=tuple(relative_paths(d, root) for d in found.details))
+
     def run_and_judge(self) -> tuple[RunResult, Healthy | Diagnosis] | None:
         """One run and its verdict. A category that needs a rerun before it is trusted
         (``Category.rerun_env``: the CUDA assert on CPU) gets it here; ``None`` when the
         rerun does not reproduce the failure (the session is then finished)."""
         run = self.run()
-        verdict = judge(run, self.script)
+        verdict = self.judge(run)
         if not isinstance(verdict, Diagnosis) or not is_category(verdict.category):
             return run, verdict
         category = get_category(verdict.category)
@@ -241,7 +285,7 @@ class _Session:
         self.finished(self.record(run, verdict), verdict)
         first = verdict
         run = self.run(category.rerun_note, dict(category.rerun_env))
-        verdict = judge(run, self.script)
+        verdict = self.judge(run)
         if isinstance(verdict, Healthy):
             self.finished(self.record(run, verdict), verdict)
             self.finish(Status.GAVE_UP, f"the {first.category} failure does not reproduce "
@@ -362,11 +406,13 @@ class _Session:
                                          self.branch.rel, where)
                 if probe.rank is not None:  # issue 12: which rank failed first
                     message += f"Autofix-Rank: {probe.rank} of {self.o.nproc_per_node}\n"
+                before = self.branch.source
                 sha = self.branch.commit_fix(
                     self.document.content(self.branch.source, outcome.source), message)
                 program = self.program
                 fix = FixRecord(recipe.category, recipe.id, sha, self.branch.rel,
-                                outcome.line or diag.line, outcome.summary, run_n or self.n)
+                                outcome.line or diag.line, outcome.summary, run_n or self.n,
+                                diff=unified_diff(before, self.branch.source, self.branch.rel))
                 self.result.fixes.append(fix)
                 fixes.append(fix)
                 break
@@ -397,8 +443,26 @@ def repair(options: Options, observer: Observer | None = None, *,
         return session.loop()
     except KeyboardInterrupt:
         session.result.interrupted = True
+        if session.n and all(r.n != session.n for r in session.result.runs):
+            session.result.runs.append(RunRecord(  # the run Ctrl-C cut short
+                n=session.n, outcome=RunOutcome.INTERRUPTED.value, category="",
+                evidence="interrupted by the user", seconds=0.0,
+                max_steps=options.max_steps, note=session.note))
         return session.finish(Status.ERROR, "interrupted by the user; the branch holds the "
                                             "fixes committed so far")
+    finally:
+        diff_stat = getattr(session.branch, "diff_stat", None)
+        if diff_stat is not None:  # a git branch (a memory branch has no diff of its own)
+            session.result.base, session.result.diff_stat = diff_stat()
+            session.branch.close()  # type: ignore[attr-defined]
+
+
+def unified_diff(before: str, after: str, rel: str) -> str:
+    """The unified diff (``git diff`` style, 3 lines of context) of ``rel`` from ``before``
+    to ``after``."""
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True),
+                                        after.splitlines(keepends=True),
+                                        f"a/{rel}", f"b/{rel}"))
 
 
 __all__ = ["Observer", "NullObserver", "Options", "Runner", "RecipeLookup", "check_script",

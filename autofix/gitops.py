@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -133,13 +134,48 @@ class FixBranch:
     snapshot_pending: bool
     commits: list[str] = field(default_factory=list)
     resumed: bool = False
+    #: Dry run: new objects go to this temporary folder (the repository's own objects are
+    #: read as alternates) and no ref is written; :meth:`close` removes it.
+    scratch: str = ""
 
     @property
     def ref(self) -> str:
         return f"refs/heads/{self.branch}"
 
+    def _objects(self) -> dict[str, str]:
+        """Environment sending new git objects to the scratch folder (dry run), else {}."""
+        if not self.scratch:
+            return {}
+        return {"GIT_OBJECT_DIRECTORY": self.scratch,
+                "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(Path(self.repo.git_dir) / "objects")}
+
+    def close(self) -> None:
+        """Remove the dry run's temporary objects (nothing to do otherwise)."""
+        if self.scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = ""
+
+    def autofix_commits(self) -> list[str]:
+        """The autofix commits on the branch that are not in HEAD, newest first."""
+        if not self.exists:
+            return []
+        return [c.sha for c in branch_log(self.repo, self.branch)]
+
+    def diff_stat(self) -> tuple[str, str]:
+        """``(base, stat)``: the commit the branch forked from HEAD and ``git diff --stat``
+        from it to the branch's tip ("" when the branch holds no change)."""
+        if not self.exists:
+            return "", ""
+        env = self._objects()
+        g = self.repo.git
+        try:
+            base: str = g.merge_base("HEAD", self.tip, env=env).strip()
+            return base, str(g.diff("--stat", base, self.tip, env=env))
+        except git.GitCommandError:  # e.g. no common history: the summary goes without
+            return "", ""
+
     def _env(self, index: str) -> dict[str, str]:
-        env = {"GIT_INDEX_FILE": index}
+        env = {"GIT_INDEX_FILE": index, **self._objects()}
         if not _has_identity(self.repo):
             for role in ("AUTHOR", "COMMITTER"):
                 env[f"GIT_{role}_NAME"] = _FALLBACK_IDENTITY["name"]
@@ -148,22 +184,32 @@ class FixBranch:
 
     def _mode(self) -> str:
         try:
-            blob = self.repo.commit(self.tip).tree / self.rel
+            blob = self.repo.commit(self.base).tree / self.rel
             return f"{blob.mode:o}"
         except KeyError:
             return "100644"
 
     def _commit(self, content: str, message: str) -> str:
         data = content.encode("utf-8")
-        blob = self.repo.odb.store(IStream(git.Blob.type, len(data), BytesIO(data))).hexsha.decode()
         with tempfile.TemporaryDirectory(prefix="autofix-index-") as tmp:
             env = self._env(os.path.join(tmp, "index"))
             g = self.repo.git
+            if self.scratch:
+                loose = Path(tmp) / "blob"
+                loose.write_bytes(data)
+                blob = g.hash_object("-w", "--no-filters", str(loose), env=env).strip()
+            else:
+                blob = self.repo.odb.store(
+                    IStream(git.Blob.type, len(data), BytesIO(data))).hexsha.decode()
             g.read_tree(self.tip, env=env)
             g.update_index("--add", "--cacheinfo", f"{self._mode()},{blob},{self.rel}", env=env)
             tree = g.write_tree(env=env)
             sha: str = g.commit_tree(tree, "-p", self.tip, "-m", message, env=env).strip()
         old = self.tip if self.exists else _ZERO
+        if self.scratch:  # dry run: the tip lives in memory only
+            self.exists, self.tip = True, sha
+            self.commits.append(sha)
+            return sha
         try:
             self.repo.git.update_ref("-m", "autofix: " + message.splitlines()[0], self.ref,
                                      sha, old)
@@ -197,33 +243,41 @@ class FixBranch:
         """Move the branch back past its last fix commit; a branch this session created
         and that is left with no fix is deleted. The dropped commit stays in the reflog."""
         dropped = self.commits.pop()
-        parent = self.repo.commit(dropped).parents[0].hexsha
+        parent = self.repo.git.rev_parse(f"{dropped}^", env=self._objects()).strip()
         self.source = self._read(parent)
         fixes_left = [c for c in self.commits if not self._is_snapshot(c)]
         if not fixes_left and not self.resumed:
-            self.repo.git.update_ref("-d", self.ref, dropped)
+            if not self.scratch:
+                self.repo.git.update_ref("-d", self.ref, dropped)
             self.exists = False
             self.snapshot_pending = bool(self.commits)
             self.commits.clear()
             self.tip = self.base
             return
-        self.repo.git.update_ref("-m", "autofix: drop a fix that did not help", self.ref,
-                                 parent, dropped)
+        if not self.scratch:
+            self.repo.git.update_ref("-m", "autofix: drop a fix that did not help", self.ref,
+                                     parent, dropped)
         self.tip = parent
 
     def _is_snapshot(self, sha: str) -> bool:
-        return str(self.repo.commit(sha).summary).startswith("autofix: snapshot ")
+        subject = self.repo.git.log("-1", "--format=%s", sha, env=self._objects())
+        return str(subject).startswith("autofix: snapshot ")
 
     def _read(self, sha: str) -> str:
+        if self.scratch:
+            data = self.repo.git.cat_file("blob", f"{sha}:{self.rel}", env=self._objects(),
+                                          strip_newline_in_stdout=False)
+            return str(data)
         blob = self.repo.commit(sha).tree / self.rel
         return str(blob.data_stream.read().decode("utf-8"))
 
 
 @_git_errors
 def prepare_branch(repo: git.Repo, script: Path, branch: str, resume: bool,
-                   base: str | None = None) -> FixBranch:
+                   base: str | None = None, dry_run: bool = False) -> FixBranch:
     """Set up the :class:`FixBranch` for ``script`` (an absolute path in ``repo``), from
-    commit ``base`` (default: HEAD).
+    commit ``base`` (default: HEAD). With ``dry_run`` the branch writes its objects to a
+    temporary folder and no ref (call :meth:`FixBranch.close` to remove the folder).
 
     Raises :class:`AutofixError` when the branch exists without ``resume``, when
     ``resume`` names a branch that does not exist, or when it is the checked-out branch.
@@ -252,7 +306,8 @@ def prepare_branch(repo: git.Repo, script: Path, branch: str, resume: bool,
             source = str((repo.commit(tip).tree / rel).data_stream.read().decode("utf-8"))
         except KeyError:
             raise AutofixError(f"branch {branch} has no {rel}") from None
-        return FixBranch(repo, branch, rel, tip, source, tip, True, False, resumed=True)
+        return FixBranch(repo, branch, rel, tip, source, tip, True, False, resumed=True,
+                         scratch=_scratch(dry_run))
     base = base or repo.head.commit.hexsha
     try:
         head_source: str | None = (repo.commit(base).tree / rel).data_stream.read().decode(
@@ -260,7 +315,7 @@ def prepare_branch(repo: git.Repo, script: Path, branch: str, resume: bool,
     except KeyError:
         head_source = None
     return FixBranch(repo, branch, rel, base, user_source, base, False,
-                     snapshot_pending=head_source != user_source)
+                     snapshot_pending=head_source != user_source, scratch=_scratch(dry_run))
 
 
 @_git_errors
@@ -279,3 +334,138 @@ def head_sha(repo: git.Repo) -> str:
 def branch_names(repo: git.Repo) -> set[str]:
     """The names of the local branches of ``repo``."""
     return {h.name for h in repo.heads}
+
+
+def _scratch(dry_run: bool) -> str:
+    return tempfile.mkdtemp(prefix="autofix-dry-run-") if dry_run else ""
+
+
+# -- autofix's branches after a session: log, undo, list, prune ---------------------------
+
+
+@dataclass(frozen=True)
+class AutofixCommit:
+    """One commit autofix made, read back from its message and trailers."""
+
+    sha: str
+    subject: str
+    category: str  # ``Autofix-Category`` ("" for a snapshot commit)
+    recipe: str  # ``Autofix-Recipe``
+    via: str
+    date: str  # ISO 8601 commit date
+
+    @property
+    def snapshot(self) -> bool:
+        return not self.recipe
+
+
+def _autofix_commit(commit: git.Commit) -> AutofixCommit | None:
+    message = str(commit.message)
+    trailers = {k: v.strip() for k, _, v in (line.partition(":") for line in
+                                             message.splitlines()) if k.startswith("Autofix-")}
+    subject = str(commit.summary)
+    if not trailers.get("Autofix-Recipe") and not subject.startswith("autofix: snapshot "):
+        return None
+    return AutofixCommit(commit.hexsha, subject, trailers.get("Autofix-Category", ""),
+                         trailers.get("Autofix-Recipe", ""), trailers.get("Autofix-Via", ""),
+                         commit.committed_datetime.isoformat())
+
+
+def _head(repo: git.Repo, branch: str) -> git.Head:
+    if branch not in repo.heads:
+        raise AutofixError(f"no branch {branch!r}", hint="`autofix branches` lists autofix's")
+    return repo.heads[branch]
+
+
+def branch_log(repo: git.Repo, branch: str) -> list[AutofixCommit]:
+    """The autofix commits at the tip of ``branch``, newest first: the first-parent chain
+    from the tip down to the first commit autofix did not make. Raises
+    :class:`AutofixError` when the branch does not exist."""
+    found = []
+    commit: git.Commit | None = _head(repo, branch).commit
+    while commit is not None:
+        made = _autofix_commit(commit)
+        if made is None:
+            break
+        found.append(made)
+        commit = commit.parents[0] if commit.parents else None
+    return found
+
+
+def undo_last(repo: git.Repo, branch: str) -> AutofixCommit:
+    """Move ``branch`` back past its tip commit, which must be an autofix fix commit (a
+    snapshot commit below it is dropped too when no fix is left above it). Returns the
+    dropped fix. Raises :class:`AutofixError` when the branch is checked out anywhere,
+    its tip is not autofix's, or it moved meanwhile."""
+    if branch in checked_out_branches(repo):
+        raise AutofixError(f"branch {branch} is checked out",
+                           hint="autofix never rewrites a checked-out branch; switch away "
+                                "first or use `git reset` yourself")
+    head = _head(repo, branch)
+    if not made_by_autofix(head):
+        raise AutofixError(f"branch {branch} was not made by autofix",
+                           hint="autofix only rewrites its own branches")
+    tip = head.commit
+    made = _autofix_commit(tip)
+    if made is None or made.snapshot:
+        raise AutofixError(f"the tip of {branch} ({tip.hexsha[:8]} {tip.summary!s}) is not an "
+                           "autofix fix commit", hint="autofix only undoes its own commits")
+    if not tip.parents:
+        raise AutofixError(f"{tip.hexsha[:8]} has no parent to go back to")
+    target = tip.parents[0]
+    below = _autofix_commit(target)
+    if below is not None and below.snapshot and target.parents:
+        target = target.parents[0]  # no fix is left on top of the snapshot
+    try:
+        repo.git.update_ref("-m", f"autofix undo: drop {tip.hexsha[:8]}", head.path,
+                            target.hexsha, tip.hexsha)
+    except git.GitCommandError as exc:
+        raise AutofixError(f"branch {branch} moved while autofix was writing it") from exc
+    return made
+
+
+@dataclass(frozen=True)
+class BranchInfo:
+    """An autofix branch: its name, autofix commits at the tip, merged into HEAD or not."""
+
+    name: str
+    commits: int
+    merged: bool
+    checked_out: bool
+    subject: str
+
+
+def made_by_autofix(head: git.Head) -> bool:
+    """True when autofix created the branch: the first entry of its reflog is autofix's
+    (``update-ref -m "autofix: ..."``); without a reflog, a name under ``autofix/``."""
+    try:
+        entries = list(head.log())
+    except (OSError, ValueError):
+        entries = []
+    if entries:
+        return str(entries[0].message).startswith("autofix")
+    return head.name.startswith("autofix/")
+
+
+def autofix_branches(repo: git.Repo) -> list[BranchInfo]:
+    """The branches autofix created (:func:`made_by_autofix`) whose tip is still an
+    autofix commit, sorted by name; a branch you merged into stays out."""
+    out = []
+    busy = checked_out_branches(repo)
+    head = repo.head.commit.hexsha
+    for ref in sorted(repo.heads, key=lambda h: h.name):
+        log = branch_log(repo, ref.name) if made_by_autofix(ref) else []
+        if not log:
+            continue
+        merged = repo.is_ancestor(ref.commit, repo.commit(head))
+        out.append(BranchInfo(ref.name, len(log), merged, ref.name in busy, log[0].subject))
+    return out
+
+
+def delete_branch(repo: git.Repo, info: BranchInfo) -> None:
+    """Delete the merged, not checked-out autofix branch ``info`` (its commits are in HEAD;
+    the ref only is removed, compare-and-swap on its tip)."""
+    if not info.merged or info.checked_out:
+        raise AutofixError(f"branch {info.name} is not merged or is checked out")
+    sha = repo.heads[info.name].commit.hexsha
+    repo.git.update_ref("-d", f"refs/heads/{info.name}", sha)

@@ -26,6 +26,7 @@ from libcst.metadata import (
 
 from autofix import patterns
 from autofix.categories import is_category
+from autofix.style import keep_style
 from autofix.types import (
     Applied,
     DatasetFacts,
@@ -323,7 +324,7 @@ def apply_recipe(recipe: type[Recipe], source: str, rc: RecipeContext) -> Recipe
     except Exception as exc:  # noqa: BLE001 - a recipe bug is an outcome, never fatal
         return RecipeCrashed(recipe.id, f"{type(exc).__name__}: {exc}",
                              "".join(traceback.format_exception(exc)))
-    new_source = new_module.code
+    new_source = keep_style(source, new_module.code)  # import order, line length
     if new_source == source:
         return NotApplicableOutcome("the recipe found nothing to change", recipe.id)
     try:

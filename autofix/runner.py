@@ -177,10 +177,45 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         raise KeyboardInterrupt
 
 
+class _StepTail:
+    """Follows the probe file while the child runs and reports each ``step`` event
+    (``on_step(step, loss)``) as it arrives: autofix's own step counter, live."""
+
+    def __init__(self, path: Path, on_step: Callable[[int, float | None], None] | None) -> None:
+        self.path = path
+        self.on_step = on_step
+        self.offset = 0
+
+    def poll(self) -> None:
+        if self.on_step is None or not self.path.exists():
+            return
+        with open(self.path, "rb") as fh:
+            fh.seek(self.offset)
+            data = fh.read()
+        end = data.rfind(b"\n") + 1  # only whole lines; a torn one waits for the next poll
+        self.offset += end
+        for raw in data[:end].splitlines():
+            try:
+                event = json.loads(raw)
+            except json.JSONDecodeError:
+                continue
+            if event.get("event") == "step":
+                loss = event.get("loss")
+                try:
+                    value = None if loss is None else float(loss)
+                except (TypeError, ValueError):
+                    value = None
+                self.on_step(int(event.get("step", 0)), value)
+
+
 def run_script(
-    spec: RunSpec, source: str, on_line: Callable[[str], None] | None = None
+    spec: RunSpec, source: str, on_line: Callable[[str], None] | None = None,
+    on_step: Callable[[int, float | None], None] | None = None,
 ) -> RunResult:
     """Run ``source`` as if it were ``spec.script`` and return what happened.
+
+    ``on_line`` gets the child's latest output line, ``on_step(step, loss)`` each optimizer
+    step the probe records, both while the child runs (from this thread or the pump's).
 
     Standard input is closed (``/dev/null``) so a script that reads it gets EOF instead of
     hanging. Raises ``KeyboardInterrupt`` after killing the child when the user interrupts;
@@ -200,13 +235,15 @@ def run_script(
         confined = confine(cmd, spec.sandbox) if spec.sandbox else Confinement(cmd)
         started = time.monotonic()
         try:
-            return _supervise(spec, confined.cmd, env, probe_file, started, on_line)
+            return _supervise(spec, confined.cmd, env, probe_file, started, on_line,
+                             _StepTail(probe_file, on_step))
         finally:
             confined.close()
 
 
 def _supervise(spec: RunSpec, cmd: list[str], env: dict[str, str], probe_file: Path,
-               started: float, on_line: Callable[[str], None] | None) -> RunResult:
+               started: float, on_line: Callable[[str], None] | None,
+               steps: _StepTail) -> RunResult:
     """Start ``cmd``, enforce the timeout and cancel, and collect the result."""
     try:
         proc = subprocess.Popen(
@@ -219,7 +256,11 @@ def _supervise(spec: RunSpec, cmd: list[str], env: dict[str, str], probe_file: P
     outcome: RunOutcome | None = None
     try:  # whatever interrupts autofix from here on, the child's group dies first
         pump.start()
+        ticks = 0
         while proc.poll() is None:
+            ticks += 1
+            if ticks % 5 == 0:  # every 0.25 s
+                steps.poll()
             if spec.timeout is not None and time.monotonic() - started > spec.timeout:
                 outcome = RunOutcome.TIMEOUT
                 break
@@ -233,6 +274,7 @@ def _supervise(spec: RunSpec, cmd: list[str], env: dict[str, str], probe_file: P
     _kill_group(proc)  # also reaps grandchildren left behind by a finished script
     pump.join(timeout=10)
     seconds = time.monotonic() - started
+    steps.poll()
     probe = read_probe(probe_file)
     if outcome is None:
         if proc.returncode == 0:

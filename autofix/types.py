@@ -319,6 +319,12 @@ class RunRecord:
     seconds: float
     recipe: str = ""
     commit: str = ""
+    #: (step, loss) per optimizer step the probe saw (loss ``None``: not reported).
+    steps: list[tuple[int, float | None]] = field(default_factory=list)
+    num_classes: int | None = None  # the model's classes (chance loss ln C), if known
+    symptom_step: int = 0  # step where a training symptom was confirmed (0: none)
+    max_steps: int = 0  # the step budget of this run (0: none, --full)
+    note: str = ""  # why the run was made ("rerun on CPU ...")
 
 
 @dataclass
@@ -332,6 +338,7 @@ class FixRecord:
     line: int
     summary: str = ""
     run: int = 0  # the run whose diagnosis it fixes
+    diff: str = ""  # unified diff of the script, before -> after this fix
 
 
 @dataclass(frozen=True)
@@ -367,6 +374,11 @@ class SessionResult:
     interrupted: bool = False
     last_diagnosis: Diagnosis | None = None
     skipped: list[str] = field(default_factory=list)
+    versions: dict[str, str] = field(default_factory=dict)  # the target environment's
+    base: str = ""  # the commit the branch's changes are measured from
+    diff_stat: str = ""  # ``git diff --stat`` of the branch against ``base``
+    dry_run: bool = False  # nothing was written: the fixes are only shown
+    earlier_fixes: int = 0  # autofix commits already on a --resume'd branch
     #: Things a person should know that did not stop the session: a recipe that crashed
     #: (a bug in autofix, with its traceback log), a probe that failed in the child.
     warnings: list[str] = field(default_factory=list)

@@ -76,7 +76,7 @@ class PadWithTokenizer(Recipe):
                 "Trainer(model, args, data_collator=default_data_collator, processing_class=tok)\n"
             ),
             after=(
-                "from transformers import DataCollatorWithPadding, AutoTokenizer as AT, Trainer,"
+                "from transformers import AutoTokenizer as AT, DataCollatorWithPadding, Trainer,"
                 " default_data_collator\n"
                 "tok = AT.from_pretrained(ckpt)\n"
                 "Trainer(model, args, data_collator=DataCollatorWithPadding(tok),"
@@ -90,7 +90,7 @@ class PadWithTokenizer(Recipe):
                 "Trainer(model, args)\n"
             ),
             after=(
-                "from transformers import DataCollatorWithPadding, AutoTokenizer, Trainer\n"
+                "from transformers import AutoTokenizer, DataCollatorWithPadding, Trainer\n"
                 "tokenizer = AutoTokenizer.from_pretrained(ckpt)\n"
                 "Trainer(model, args, data_collator=DataCollatorWithPadding(tokenizer))\n"
             ),

@@ -31,10 +31,14 @@ class PadDataLoader(AddPaddingCollator):
             ),
             after=(
                 "from torch.utils.data import DataLoader\n"
-                "from transformers import DataCollatorWithPadding, AutoTokenizer\n"
+                "from transformers import AutoTokenizer, DataCollatorWithPadding\n"
                 "tokenizer = AutoTokenizer.from_pretrained(ckpt)\n"
-                "loader = DataLoader(ds['train'], shuffle=True, batch_size=8, "
-                "collate_fn=DataCollatorWithPadding(tokenizer))\n"
+                "loader = DataLoader(\n"
+                "    ds['train'],\n"
+                "    shuffle=True,\n"
+                "    batch_size=8,\n"
+                "    collate_fn=DataCollatorWithPadding(tokenizer),\n"
+                ")\n"
             ),
         ),
         Example(  # already has a collate_fn

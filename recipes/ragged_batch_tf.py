@@ -32,7 +32,7 @@ class PadToTfDataset(AddPaddingCollator):
         Example(
             before=_BEFORE,
             after=(
-                "from transformers import DataCollatorWithPadding, AutoTokenizer\n"
+                "from transformers import AutoTokenizer, DataCollatorWithPadding\n"
                 "tokenizer = AutoTokenizer.from_pretrained(ckpt)\n"
                 "train = tokenized['train'].to_tf_dataset(\n"
                 "    columns=['input_ids', 'labels'], batch_size=16, shuffle=True,\n"

@@ -36,8 +36,12 @@ class RawDatasetToTokenized(Recipe):
             after=(
                 "from transformers import Trainer\n"
                 "tokenized = raw.map(tok, batched=True)\n"
-                "trainer = Trainer(model, args, train_dataset=tokenized['train'],"
-                " eval_dataset=tokenized['test'])  # keep\n"
+                "trainer = Trainer(\n"
+                "    model,\n"
+                "    args,\n"
+                "    train_dataset=tokenized['train'],\n"
+                "    eval_dataset=tokenized['test'],\n"
+                ")  # keep\n"
             ),
         ),
         Example(  # alias, plain variables, positional datasets

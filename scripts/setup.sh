@@ -1,21 +1,44 @@
 #!/usr/bin/env bash
-# Builds the two environments from the project's own files (idempotent):
+# Builds the environments from the project's own files (idempotent), saying what it does:
 #   .venv     autofix + its dev tools + the transformers 5 training stack + Ray (pyproject
 #             extras)
 #   .venv-v4  a second training environment with transformers 4.57, TensorFlow and
 #             tf-keras (envs/v4.txt), which autofix reaches through --python
 #   .venv-old transformers 4.40 (envs/old.txt), for the API-drift renames run backwards
+#   chromium  (Debian package) for the test that renders the HTML report headless
 # Usage: scripts/setup.sh [--main-only]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 quiet() { "$@" 2> >(grep -v "^WARNING: Location" >&2); }
+step() { printf '[setup %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+install() {  # install VENV WHAT PIP-ARGS...
+  local venv=$1 what=$2
+  shift 2
+  [ -x "$venv/bin/python" ] || { step "creating $venv"; "$PY" -m venv "$venv"; }
+  step "$venv: installing $what (a few minutes on a fresh machine)"
+  quiet "$venv/bin/python" -m pip install -q --disable-pip-version-check "$@"
+  step "$venv: done"
+}
 
-[ -x .venv/bin/python ] || "$PY" -m venv .venv
-quiet .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[train,ray,dev]"
+install .venv "autofix, ruff, mypy, pytest, jsonschema, matplotlib, Ray, torch 2.13 CPU, transformers 5, datasets" -e ".[train,ray,dev]"
 if [ "${1:-}" != "--main-only" ]; then
-  [ -x .venv-v4/bin/python ] || "$PY" -m venv .venv-v4
-  quiet .venv-v4/bin/python -m pip install -q --disable-pip-version-check -r envs/v4.txt
-  [ -x .venv-old/bin/python ] || "$PY" -m venv .venv-old
-  quiet .venv-old/bin/python -m pip install -q --disable-pip-version-check -r envs/old.txt
+  install .venv-v4 "transformers 4.57, torch, TensorFlow 2.21, tf-keras (envs/v4.txt)" -r envs/v4.txt
+  install .venv-old "transformers 4.40 (envs/old.txt)" -r envs/old.txt
+fi
+
+if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then
+  step "chromium: already installed"
+elif command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  step "chromium: installing the Debian package (apt-get install chromium)"
+  apt-get install -y -q chromium >/dev/null 2>&1 \
+    || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }
+  step "chromium: done"
+elif command -v apt-get >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1; then
+  step "chromium: installing the Debian package (sudo apt-get install chromium)"
+  sudo apt-get install -y -q chromium >/dev/null
+  step "chromium: done"
+else
+  step "chromium: NOT installed and apt-get is unavailable here; install Chromium by hand" \
+       "(the HTML report test renders the page in it and fails without it)"
 fi

@@ -1,0 +1,195 @@
+"""Edits that keep the file's own style (applied to every recipe's output).
+
+* Import order: LibCST's ``AddImportsVisitor`` puts a new name in front of an existing
+  ``from m import a, b`` line; when the line was sorted (plainly, or isort's default
+  constants/classes/functions order) the names are sorted again, otherwise the new name
+  goes last.
+* Line length: a call an edit grew past the file's limit (88, black's and ruff's default,
+  or the longest line the file already has, whichever is larger) is wrapped the way the
+  file wraps its calls: one argument per line with a trailing comma when the file's
+  multi-line calls open with a line break (black), otherwise continuation lines aligned
+  with the opening parenthesis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+#: black's and ruff's default line length, used when the file has no longer line.
+DEFAULT_LINE_LENGTH = 88
+
+
+def line_limit(source: str) -> int:
+    """The line length the file keeps: the larger of 88 and its longest line."""
+    return max([DEFAULT_LINE_LENGTH, *(len(line) for line in source.splitlines())])
+
+
+def _isort_key(name: str) -> tuple[int, str]:
+    kind = 0 if name.isupper() else 1 if name[:1].isupper() else 2
+    return kind, name.lower()
+
+
+def _sort_key(names: Sequence[str]) -> Callable[[str], Any] | None:
+    """The key ``names`` are sorted by (plain, case-insensitive, isort's), or ``None``."""
+    keys: tuple[Callable[[str], Any], ...] = (lambda n: n, str.lower, _isort_key)
+    for key in keys:
+        if list(names) == sorted(names, key=key):
+            return key
+    return None
+
+
+def _alias_name(alias: cst.ImportAlias) -> str:
+    return cst.Module([]).code_for_node(alias.name)
+
+
+class _ImportOrder(cst.CSTTransformer):
+    def __init__(self, before: dict[str, list[str]]) -> None:
+        super().__init__()
+        self.before = before
+
+    def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom
+                         ) -> cst.ImportFrom:
+        if updated.module is None or isinstance(updated.names, cst.ImportStar):
+            return updated
+        module = "." * len(updated.relative) + cst.Module([]).code_for_node(updated.module)
+        old = self.before.get(module)
+        aliases = list(updated.names)
+        names = [_alias_name(a) for a in aliases]
+        if not old or len(names) <= len(old) or not set(old) < set(names):
+            return updated
+        key = _sort_key(old)
+        by_name = dict(zip(names, aliases, strict=True))
+        added = [n for n in names if n not in old]
+        order = sorted(names, key=key) if key else [*[n for n in names if n in old], *added]
+        if order == names:
+            return updated
+        commas = [a.comma for a in aliases]  # layout belongs to the position, not the name
+        return updated.with_changes(names=[by_name[n].with_changes(comma=c)
+                                           for n, c in zip(order, commas, strict=True)])
+
+
+def _from_imports(module: cst.Module) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+
+    class Collect(cst.CSTVisitor):
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            if node.module is not None and not isinstance(node.names, cst.ImportStar):
+                name = "." * len(node.relative) + cst.Module([]).code_for_node(node.module)
+                found.setdefault(name, [_alias_name(a) for a in node.names])
+
+    module.visit(Collect())
+    return found
+
+
+def keep_import_order(before: cst.Module, after: cst.Module) -> cst.Module:
+    """``after`` with names added to an existing ``from`` import put where the line's own
+    order wants them (sorted lines stay sorted; otherwise new names go last)."""
+    return after.visit(_ImportOrder(_from_imports(before)))
+
+
+def _hanging_style(module: cst.Module) -> bool:
+    """True when the file's multi-line calls open with a line break (black style); also
+    the default for a file that has no multi-line call."""
+    hanging = visual = 0
+
+    class Count(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal hanging, visual
+            if isinstance(node.whitespace_before_args, cst.ParenthesizedWhitespace):
+                hanging += 1
+            elif any(isinstance(a.comma, cst.Comma)
+                     and isinstance(a.comma.whitespace_after, cst.ParenthesizedWhitespace)
+                     for a in node.args):
+                visual += 1
+
+    module.visit(Count())
+    return hanging >= visual
+
+
+def _newline(column: int) -> cst.ParenthesizedWhitespace:
+    return cst.ParenthesizedWhitespace(first_line=cst.TrailingWhitespace(), empty_lines=[],
+                                       indent=True, last_line=cst.SimpleWhitespace(" " * column))
+
+
+class _Wrap(cst.CSTTransformer):
+    """Wraps the outermost single-line call that starts on each of ``lines``."""
+
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, lines: set[int], hanging: bool, limit: int, indents: dict[int, int],
+                 unit: int) -> None:
+        super().__init__()
+        self.lines, self.hanging, self.limit = set(lines), hanging, limit
+        self.indents, self.unit = indents, unit
+        self.depth = 0
+        self.target: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        pos = self.get_metadata(PositionProvider, node)
+        if pos.start.line in self.lines and pos.end.line == pos.start.line and node.args:
+            self.lines.discard(pos.start.line)
+            self.target.append(node)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        if not self.target or original is not self.target[-1]:
+            return updated
+        self.target.pop()
+        pos = self.get_metadata(PositionProvider, original)
+        base = self.indents.get(pos.start.line, 0)
+        args = list(updated.args)
+        if self.hanging:
+            inner = _newline(self.unit)
+            new_args = [a.with_changes(comma=cst.Comma(whitespace_after=inner),
+                                       whitespace_after_arg=cst.SimpleWhitespace(""))
+                        for a in args[:-1]]
+            new_args.append(args[-1].with_changes(
+                comma=cst.Comma(whitespace_after=_newline(0)),
+                whitespace_after_arg=cst.SimpleWhitespace("")))
+            return updated.with_changes(whitespace_before_args=inner, args=new_args)
+        func_end = self.get_metadata(PositionProvider, original.func).end.column
+        column = func_end + 1  # just after "("
+        code = cst.Module([]).code_for_node
+        width = column
+        new_args = []
+        for i, arg in enumerate(args):
+            text = code(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)) + ", "
+            if i and width + len(text.rstrip()) > self.limit:
+                prev = new_args[-1]
+                new_args[-1] = prev.with_changes(
+                    comma=cst.Comma(whitespace_after=_newline(column - base)))
+                width = column
+            width += len(text)
+            new_args.append(arg)
+        return updated.with_changes(args=new_args)
+
+
+def wrap_long_calls(before: str, after: cst.Module) -> cst.Module:
+    """``after`` with every call on a line the edit made longer than the file's limit
+    (:func:`line_limit` of ``before``) wrapped in the file's own call style."""
+    limit = line_limit(before)
+    old_lines = set(before.splitlines())
+    lines = after.code.splitlines()
+    long_new = {i + 1 for i, line in enumerate(lines)
+                if len(line) > limit and line not in old_lines}
+    if not long_new:
+        return after
+    indents = {i + 1: len(line) - len(line.lstrip()) for i, line in enumerate(lines)}
+    unit = len(after.default_indent.replace("\t", "    ")) or 4
+    wrapper = MetadataWrapper(after)
+    return wrapper.visit(_Wrap(long_new, _hanging_style(after), limit, indents, unit))
+
+
+def keep_style(before: str, after: str) -> str:
+    """``after`` (a recipe's output for ``before``) with the file's import order and line
+    length kept; ``after`` unchanged when it does not parse or nothing needs restyling."""
+    try:
+        old, new = cst.parse_module(before), cst.parse_module(after)
+    except cst.ParserSyntaxError:
+        return after
+    new = keep_import_order(old, new)
+    new = wrap_long_calls(before, new)
+    return new.code

@@ -1,0 +1,66 @@
+"""Honest progress (issue 11, item 5): the status line, the batch table's live seconds and
+unwrapped last line (unit tests of the renderers; the CLI lines are in test_e2e_review)."""
+
+from __future__ import annotations
+
+import io
+import time
+
+from rich.console import Console
+
+from autofix.batch import Row
+from autofix.cli import _rows_table
+from autofix.report import ConsoleObserver
+
+
+def test_status_line_names_the_step_budget_and_the_scripts_total() -> None:
+    console = Console(file=io.StringIO(), force_terminal=True, width=200)
+    observer = ConsoleObserver(console, "train.py", max_steps=60)
+    observer.run_started(3, "")
+    observer.output_line(" 17%|█▋        | 26/150 [00:10<07:16,  3.5it/s]")
+    observer.step(23, 0.9)
+    text = observer.status_text()
+    observer.close()
+    assert text.startswith("run 3: verifying the fixes, step 23 (loss 0.900), stopping at "
+                           "step 60 of the script's 150")
+
+
+def test_first_run_and_full_runs_say_so() -> None:
+    console = Console(file=io.StringIO(), force_terminal=False)
+    observer = ConsoleObserver(console, "train.py", max_steps=0)
+    observer.run_started(1, "")
+    for n in range(1, 21):
+        observer.step(n, 1.0)
+    out = console.file.getvalue()  # type: ignore[attr-defined]
+    assert out.splitlines() == [
+        "run 1: train.py: running the script, to the script's end (--full)",
+        "run 1: step 10, loss 1.0000, to the script's end (--full)",
+        "run 1: step 20, loss 1.0000, to the script's end (--full)"]
+
+
+def test_batch_rows_tick_and_never_wrap() -> None:
+    running = Row("course/ex01.py", "autofix/course/ex01", status="running", run=2,
+                  note="UserWarning: " + "a very long warning " * 20,
+                  started=time.monotonic() - 42)
+    done = Row("course/ex02.py", "autofix/course/ex02", status="fixed", seconds=7.0)
+    console = Console(file=io.StringIO(), width=80)
+    console.print(_rows_table([running, done], 80))
+    lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    body = [ln for ln in lines if "course/" in ln]
+    assert len(body) == 2  # one line per row: the warning is cut, not wrapped
+    assert body[0].rstrip(" │").endswith("42") and "…" in body[0]
+    assert body[1].rstrip(" │").endswith("7")
+
+
+def test_summary_suggests_merge_only_when_fixed() -> None:
+    from autofix.report import print_summary
+    from autofix.types import SessionResult, Status
+
+    for status, merge in ((Status.FIXED, True), (Status.GAVE_UP, False)):
+        console = Console(file=io.StringIO(), width=200)
+        result = SessionResult(status, "autofix/t", "why", base="c" * 40,
+                               diff_stat=" t.py | 2 +-\n 1 file changed\n")
+        print_summary(console, result)
+        out = console.file.getvalue()  # type: ignore[attr-defined]
+        assert " 1 file changed" in out and "Whole diff: git diff cccccccc..autofix/t" in out
+        assert ("merge: git merge autofix/t" in out) is merge

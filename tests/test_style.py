@@ -1,0 +1,68 @@
+"""Edits keep the file's style: sorted import lines stay sorted, a call an edit grows past
+the file's line length is wrapped the way the file wraps its calls (issue 11, item 7)."""
+
+from __future__ import annotations
+
+from autofix.recipe import apply_recipe
+from autofix.registry import all_recipes
+from autofix.style import keep_style, line_limit
+from autofix.types import RecipeStatus
+
+RECIPES = {r.id: r for r in all_recipes()}
+LONG = '"sentence-transformers/all-MiniLM-L6-v2-with-a-long-local-name"'
+
+
+def _apply(recipe_id: str, source: str) -> str:
+    recipe = RECIPES[recipe_id]
+    example = next(e for e in recipe.examples if e.after is not None)
+    outcome = apply_recipe(recipe, source, example.context(recipe.category))
+    assert outcome.status is RecipeStatus.APPLIED, outcome.reason
+    return outcome.source
+
+
+def test_added_import_name_keeps_a_sorted_line_sorted() -> None:
+    source = ("from torch.optim import SGD, lr_scheduler\n"
+              "from transformers import AdamW, AutoModel\n"
+              "opt = AdamW(params)\n")
+    after = _apply("drift-adamw", source)
+    assert "from torch.optim import AdamW, SGD, lr_scheduler\n" in after
+    assert "from transformers import AutoModel\n" in after
+
+
+def test_added_import_name_goes_last_on_an_unsorted_line() -> None:
+    before = "from transformers import Trainer, AutoTokenizer\nx = 1\n"
+    after = "from transformers import DataCollatorWithPadding, Trainer, AutoTokenizer\nx = 1\n"
+    assert keep_style(before, after) == (
+        "from transformers import Trainer, AutoTokenizer, DataCollatorWithPadding\nx = 1\n")
+
+
+def test_grown_call_is_wrapped_black_style_by_default() -> None:
+    source = ("from transformers import AutoModelForSequenceClassification\n"
+              f"model = AutoModelForSequenceClassification.from_pretrained({LONG})\n")
+    assert line_limit(source) == len(source.splitlines()[1]) > 88
+    after = _apply("label-out-of-range", source)
+    assert after == ("from transformers import AutoModelForSequenceClassification\n"
+                     "model = AutoModelForSequenceClassification.from_pretrained(\n"
+                     f"    {LONG},\n"
+                     "    num_labels=3,\n"
+                     ")\n")
+    assert max(len(line) for line in after.splitlines()) <= line_limit(source)
+
+
+def test_grown_call_follows_the_files_aligned_continuation_style() -> None:
+    source = ("from transformers import AutoModelForSequenceClassification, TrainingArguments\n"
+              "args = TrainingArguments('out',\n"
+              "                         learning_rate=5e-5)\n"
+              f"model = AutoModelForSequenceClassification.from_pretrained({LONG})\n")
+    after = _apply("label-out-of-range", source)
+    lines = after.splitlines()
+    assert lines[3] == f"model = AutoModelForSequenceClassification.from_pretrained({LONG},"
+    assert lines[4] == " " * len("model = AutoModelForSequenceClassification.from_pretrained(") \
+        + "num_labels=3)"
+    assert lines[1:3] == source.splitlines()[1:3]  # untouched lines keep their layout
+
+
+def test_short_lines_are_left_alone() -> None:
+    before = "model = M.from_pretrained(ckpt)\n"
+    after = "model = M.from_pretrained(ckpt, num_labels=3)\n"
+    assert keep_style(before, after) == after
