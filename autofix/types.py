@@ -131,6 +131,21 @@ class KerasFacts:
     from_logits: bool | None
 
 
+@dataclass(frozen=True)
+class SampledSplit:
+    """A dataset split the probe cut for a diagnosis run (``--sample-rows``): where it was
+    loaded (``load_dataset``, ``Dataset.from_json``...), its split name, its full and kept
+    row counts, and the label range measured on the whole split before cutting."""
+
+    origin: str
+    split: str
+    rows: int
+    kept: int
+    label_column: str = ""
+    label_min: float | None = None
+    label_max: float | None = None
+
+
 @dataclass
 class ProbeReport:
     """Everything the probe inside the child reported, in arrival order."""
@@ -145,6 +160,7 @@ class ProbeReport:
     num_classes: int | None = None
     budget_reached: bool = False
     exit_code: int | None = None
+    sampled: list[SampledSplit] = field(default_factory=list)
 
 
 class RunOutcome(str, enum.Enum):

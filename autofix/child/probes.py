@@ -28,6 +28,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from . import sampling
 from .events import MAX_STEPS, AutofixStop, State, emit, record_step, set_num_classes
 
 _LABEL_COLUMNS = ("labels", "label", "label_ids")
@@ -361,10 +362,29 @@ HOOKS = (
     ("keras", patch_keras),
     ("datasets.arrow_dataset", patch_datasets),
     ("torch.utils.data.dataloader", patch_dataloader),
+    ("datasets.load", sampling.patch_load),
+    ("datasets.arrow_dataset", sampling.patch_constructors),
 )
 
 
+def _chain(patches: list[Callable[[types.ModuleType], None]]
+           ) -> Callable[[types.ModuleType], None]:
+    """One patch that applies ``patches`` in order (one failing does not stop the next)."""
+    def patch_all(module: types.ModuleType) -> None:
+        for patch in patches:
+            try:
+                patch(module)
+            except Exception as exc:  # noqa: BLE001
+                emit("probe_error", where=module.__name__, message=repr(exc))
+
+    return patch_all
+
+
 def install() -> None:
-    """Register every probe's post-import hook (first in ``sys.meta_path``)."""
+    """Register one post-import hook per module (first in ``sys.meta_path``) applying every
+    probe given for it in :data:`HOOKS` (two hooks for one name would find each other)."""
+    grouped: dict[str, list[Callable[[types.ModuleType], None]]] = {}
     for name, patch in HOOKS:
-        sys.meta_path.insert(0, PostImportHook(name, patch))
+        grouped.setdefault(name, []).append(patch)
+    for name, patches in grouped.items():
+        sys.meta_path.insert(0, PostImportHook(name, _chain(patches)))
