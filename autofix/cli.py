@@ -87,13 +87,20 @@ def fix(
     ] = False,
     report: Annotated[Path | None, typer.Option(
         help="Write a JSON report of the runs and fixes to this path.")] = None,
+    sample_rows: Annotated[int, typer.Option(
+        help="Diagnosis runs cut each dataset split the script loads to this many evenly "
+             "spread rows (0: off); the last run uses the data as loaded.", min=0)] = 2000,
+    one_at_a_time: Annotated[bool, typer.Option(
+        "--one-at-a-time", help="One fault per run: no API check before the first run and "
+                                "no preflight checks at train().")] = False,
 ) -> None:
     """Repair SCRIPT on a branch; your files, index and current branch stay untouched."""
     console, err = _consoles(report)
     options = Options(
         script=script, python=python or default_python(), args=tuple(script_args or ()),
         branch=branch, timeout=timeout or None, max_steps=0 if full else max_steps,
-        max_iterations=max_iterations, resume=resume, init=init,
+        max_iterations=max_iterations, resume=resume, init=init, sample_rows=sample_rows,
+        one_at_a_time=one_at_a_time,
     )
     observer = ConsoleObserver(console, script.name)
     try:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from autofix.api_preflight import api_diagnoses
 from autofix.categories import SYMPTOMS
 from autofix.child.symptoms import WINDOW, LossMonitor
 from autofix.diagnosis import diagnose, diagnose_symptom
@@ -28,6 +29,7 @@ from autofix.runner import RunSpec, default_python, run_script, target_versions
 from autofix.types import (
     Diagnosis,
     FixRecord,
+    ProbeReport,
     RecipeContext,
     RecipeOutcome,
     RecipeStatus,
@@ -61,6 +63,12 @@ class Options:
     base: str | None = None  # commit to branch from (batch mode: one HEAD for all)
     cancel: threading.Event | None = None
     env: dict[str, str] = field(default_factory=dict)  # extra environment for every run
+    #: Diagnosis runs cut each dataset split the script loads to this many rows (0: off);
+    #: a healthy run on cut data is followed by one on the data as the script loads it.
+    sample_rows: int = 2000
+    #: Today's behaviour before preflight: one fault per run, no API check before the
+    #: first run, no preflight checks at train().
+    one_at_a_time: bool = False
 
 
 class Observer(Protocol):
@@ -129,8 +137,10 @@ def commit_message(recipe: type[Recipe], outcome: RecipeOutcome, diag: Diagnosis
     if place and not place.startswith("line "):
         where = f"{rel}, {place}"
     symptom = symptom_of(diag)
-    happened = f"showed {symptom}" if symptom else "failed with"
-    lines = [f"autofix: {recipe.title}", "", f"Run {run_n} {happened}:", f"    {diag.evidence}"]
+    happened = f"Run {run_n} showed {symptom}" if symptom else f"Run {run_n} failed with"
+    if diag.via == "api-preflight":
+        happened = "Before the first run, the installed library would raise"
+    lines = [f"autofix: {recipe.title}", "", f"{happened}:", f"    {diag.evidence}"]
     if not symptom:
         lines.append(f"at {where}" + (f": {diag.line_text.strip()}" if diag.line_text else ""))
     if diag.via == "cuda-device-assert":
@@ -158,6 +168,7 @@ class _Session:
             base=options.base)
         self.result = SessionResult(Status.ERROR, self.branch.branch, "not run")
         self.n = 0
+        self.sampling = options.sample_rows > 0
         self.document = document_for(self.script)
 
     @property
@@ -168,9 +179,11 @@ class _Session:
     def run(self, note: str = "", env: dict[str, str] | None = None) -> RunResult:
         self.n += 1
         self.observer.run_started(self.n, note)
+        checks = {"AUTOFIX_PREFLIGHT": "0" if self.o.one_at_a_time else "1",
+                  "AUTOFIX_SAMPLE_ROWS": str(self.o.sample_rows if self.sampling else 0)}
         spec = RunSpec(python=self.o.python, script=self.script, cwd=self.o.cwd,
                        args=self.o.args, timeout=self.o.timeout, max_steps=self.o.max_steps,
-                       env={**self.o.env, **(env or {})}, cancel=self.o.cancel)
+                       env={**checks, **self.o.env, **(env or {})}, cancel=self.o.cancel)
         program = self.program
         self.result.skipped = program.skipped
         return run_script(spec, program.source, self.observer.output_line)
@@ -188,13 +201,33 @@ class _Session:
         self.result.reason = reason
         self.result.last_diagnosis = diag
 
+    def preflight_api(self) -> _FixGroup | None:
+        """Fix API drift found before the first run (no training run needed)."""
+        if self.o.one_at_a_time or self.o.resume:
+            return None
+        diags = api_diagnoses(self.program.source, self.o.python, self.versions)
+        fixes: list[FixRecord] = []
+        for diag in diags:
+            fixes += self.apply(None, diag, give_up=False)
+        if fixes:
+            self.observer.output_line(f"fixed {len(fixes)} API drift finding(s) before the "
+                                      "first run")
+        return _FixGroup(diags, fixes) if fixes else None
+
     def loop(self) -> SessionResult:
-        last: _FixGroup | None = None
+        last = self.preflight_api()
         attempts = 0
         while True:
             run = self.run()
             healthy = run.outcome in (RunOutcome.OK, RunOutcome.BUDGET) \
                 and run.probe.symptom is None and losses_finite(run.probe)
+            if healthy and self.sampling and run.probe.sampled:
+                self.observer.run_finished(self.record(run, None), None)
+                self.sampling = False  # verify on the data as the script loads it
+                run = self.run("verifying on the full data (diagnosis runs used "
+                               f"{self.o.sample_rows} rows per split)")
+                healthy = run.outcome in (RunOutcome.OK, RunOutcome.BUDGET) \
+                    and run.probe.symptom is None and losses_finite(run.probe)
             diag = None if healthy else self.diagnose(run)
             if diag is not None and diag.category == "cuda-device-assert":
                 self.observer.run_finished(self.record(run, diag), diag)
@@ -233,13 +266,35 @@ class _Session:
             if not fixes:
                 self.observer.run_finished(rec, diag)
                 return self.result
+            diags = [diag]
+            for extra in self.findings(run, diag):  # preflight: every fault this run saw
+                more = self.apply(run, extra, give_up=False)
+                if more:
+                    fixes += more
+                    diags.append(extra)
             rec.recipe = ", ".join(f.recipe for f in fixes)
             rec.commit = fixes[-1].commit
             self.observer.run_finished(rec, diag)
-            last = _FixGroup(diag, fixes)
+            last = _FixGroup(diags, fixes)
 
     def diagnose(self, run: RunResult) -> Diagnosis:
         return diagnose_symptom(run) or diagnose(run, self.script)
+
+    def findings(self, run: RunResult, first: Diagnosis) -> list[Diagnosis]:
+        """The preflight findings of ``run`` other than ``first``, one per category, in
+        the order the checks ran (collate, forward, tokenized collate, labels)."""
+        seen = {first.category}
+        found = []
+        for check, exc in run.probe.findings:
+            probe = dataclasses.replace(run.probe, exception=exc)
+            diag = diagnose(dataclasses.replace(run, probe=probe), self.script)
+            if diag.category in seen or not recipes_for(diag.category):
+                continue
+            seen.add(diag.category)
+            found.append(dataclasses.replace(
+                diag, details=(*diag.details, f"found by the preflight check '{check}' "
+                                              "before the first training step")))
+        return found
 
     def drop(self, group: _FixGroup) -> str:
         """Remove ``group``'s commits from the branch and the result; returns their shas."""
@@ -248,17 +303,20 @@ class _Session:
             self.branch.drop_last()
         return ", ".join(f.commit[:8] for f in group.fixes)
 
-    def apply(self, run: RunResult, diag: Diagnosis) -> list[FixRecord]:
+    def apply(self, run: RunResult | None, diag: Diagnosis, give_up: bool = True
+              ) -> list[FixRecord]:
         """Apply a recipe for each cause of ``diag``, one commit each; empty when none
-        applies (the session is then finished with the reason)."""
+        applies (the session is then finished with the reason, unless ``give_up`` is
+        False). ``run`` gives the probe's facts (``None``: before the first run)."""
         causes = diag.causes or (diag.category,)
         why = {"unknown": "autofix has no category for this failure",
                "timeout": "the script ran past --timeout",
                "syntax-error": "the script does not parse"}.get(diag.category, "no recipe for it")
         if not any(recipes_for(c) for c in causes):
-            self.finish(Status.GAVE_UP, f"{diag.category}: {why}", diag)
+            if give_up:
+                self.finish(Status.GAVE_UP, f"{diag.category}: {why}", diag)
             return []
-        probe = run.probe
+        probe = run.probe if run is not None else ProbeReport()
         fixes, reasons = [], []
         program = self.program
         for cause in causes:
@@ -284,7 +342,7 @@ class _Session:
                 self.result.fixes.append(fix)
                 fixes.append(fix)
                 break
-        if not fixes:
+        if not fixes and give_up:
             tried = "; ".join(reasons)
             self.finish(Status.GAVE_UP, f"{diag.category}: {why} (tried {tried})"
                         if diag.category == "unknown"
@@ -296,8 +354,13 @@ class _Session:
 class _FixGroup:
     """The fixes made for one diagnosis, judged by the next run."""
 
-    diagnosis: Diagnosis
+    diagnoses: list[Diagnosis]
     fixes: list[FixRecord]
+
+    @property
+    def diagnosis(self) -> Diagnosis:
+        """The run's own diagnosis (the others came from preflight findings)."""
+        return self.diagnoses[0]
 
     @property
     def symptom(self) -> str:
@@ -311,8 +374,10 @@ class _FixGroup:
         loss is not clearly under the chance level (``LossMonitor.clearly_learning``).
         """
         recipes = ", ".join(f.recipe for f in self.fixes)
-        if diag is not None and diag.same_fault(self.diagnosis):
-            return (f"recipe {recipes} did not fix {self.diagnosis.category}: the same error "
+        again = next((d for d in self.diagnoses if diag is not None and diag.same_fault(d)),
+                     None)
+        if again is not None:
+            return (f"recipe {recipes} did not fix {again.category}: the same error "
                     "at the same place after its fix")
         if not self.symptom:
             return ""

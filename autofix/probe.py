@@ -157,6 +157,8 @@ def read_probe(path: Path) -> ProbeReport:
             report.symptom = _symptom(event)
         elif kind == "num_classes":
             report.num_classes = int(event.get("value", 0)) or None
+        elif kind == "finding":
+            report.findings.append((str(event.get("check", "")), exception_from_json(event)))
         elif kind == "sampled":
             report.sampled.append(_sampled(event))
         elif kind == "budget_reached":

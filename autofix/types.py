@@ -161,6 +161,8 @@ class ProbeReport:
     budget_reached: bool = False
     exit_code: int | None = None
     sampled: list[SampledSplit] = field(default_factory=list)
+    #: Preflight findings at ``Trainer.train()``: (check name, the exception it raised).
+    findings: list[tuple[str, ExceptionInfo]] = field(default_factory=list)
 
 
 class RunOutcome(str, enum.Enum):

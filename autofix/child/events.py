@@ -28,6 +28,7 @@ class State:
     stop = ""  # "", "budget" or "symptom"
     in_trainer = 0  # >0 while Trainer.train runs: its own probe records the steps
     evaluated = False  # the early evaluation ran (once per run)
+    preflighted = False  # the preflight checks ran (once per run, at the first train())
     pending_loss: float | None = None  # last scalar given to Tensor.backward
     last_batch: Any = None  # (labels, logits, num_labels) of the last HF forward with labels
     monitor = LossMonitor()

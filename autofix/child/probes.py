@@ -28,7 +28,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from . import sampling
+from . import preflight, sampling
 from .events import MAX_STEPS, AutofixStop, State, emit, record_step, set_num_classes
 
 _LABEL_COLUMNS = ("labels", "label", "label_ids")
@@ -158,6 +158,11 @@ def patch_trainer(module: types.ModuleType) -> None:
         self.add_callback(StopWhenTold())
 
     def train(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if preflight.ENABLED and not State.preflighted:
+            State.preflighted = True
+            errors = preflight.run_checks(self)
+            if errors:  # the run fails as it would have at its first step, all reported
+                raise errors[0]
         if MAX_STEPS and not State.evaluated:
             State.evaluated = True
             evaluate_early(self)
@@ -364,6 +369,7 @@ HOOKS = (
     ("torch.utils.data.dataloader", patch_dataloader),
     ("datasets.load", sampling.patch_load),
     ("datasets.arrow_dataset", sampling.patch_constructors),
+    ("datasets.arrow_dataset", preflight.patch_map),
 )
 
 
