@@ -28,6 +28,7 @@ import traceback
 import weakref
 from typing import Any
 
+from . import sampling
 from .events import emit
 
 ENABLED = os.environ.get("AUTOFIX_PREFLIGHT", "0") == "1"
@@ -122,6 +123,9 @@ def _labels_against_head(trainer: Any, dataset: Any) -> None:
     if not column:
         return
     values = [v for v in dataset.unique(column) if isinstance(v, int) and v != -100]
+    whole = sampling.full_label_max(column)  # the split before --sample-rows cut it
+    if isinstance(whole, (int, float)) and float(whole).is_integer():
+        values.append(int(whole))
     if values and max(values) >= num_labels:
         torch.nn.functional.cross_entropy(torch.zeros(1, num_labels),
                                           torch.tensor([max(values)]))

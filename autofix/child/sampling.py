@@ -21,6 +21,8 @@ from .events import emit
 
 SAMPLE_ROWS = int(os.environ.get("AUTOFIX_SAMPLE_ROWS", "0") or 0)
 _LABEL_COLUMNS = ("labels", "label", "label_ids")
+#: (split, label column, whole-split min, max) of every split cut so far in this run.
+CUT: list[tuple[str, str, Any, Any]] = []
 _CONSTRUCTORS = ("from_dict", "from_list", "from_pandas", "from_csv", "from_json",
                  "from_parquet", "from_generator", "from_text")
 
@@ -54,9 +56,20 @@ def cut(ds: Any, origin: str, split: str = "") -> Any:
         return ds
     step = rows / SAMPLE_ROWS
     kept = ds.select([int(i * step) for i in range(SAMPLE_ROWS)])
-    emit("sampled", origin=origin, split=split, rows=rows, kept=SAMPLE_ROWS,
-         **_label_facts(ds))
+    facts = _label_facts(ds)
+    if "label_max" in facts:
+        CUT.append((split, facts["label_column"], facts["label_min"], facts["label_max"]))
+    emit("sampled", origin=origin, split=split, rows=rows, kept=SAMPLE_ROWS, **facts)
     return kept
+
+
+def full_label_max(column: str, split: str = "train") -> Any:
+    """The largest label of the uncut ``split`` (any cut split when that one is unknown)
+    in ``column``; ``None`` when no such split was cut."""
+    named = [high for s, c, _, high in CUT if c == column and s == split]
+    anywhere = [high for _, c, _, high in CUT if c == column]
+    found = named or (anywhere if len({s for s, c, _, _ in CUT if c == column}) <= 1 else [])
+    return max(found) if found else None
 
 
 def _cut_any(result: Any, origin: str) -> Any:
