@@ -313,6 +313,8 @@ def patch_keras(module: types.ModuleType) -> None:
     original_fit = model_cls.fit
 
     def fit(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if preflight.ENABLED:
+            preflight.before_fit(self, kwargs.get("x", args[0] if args else None))
         probe = KerasProbe()
         if len(args) > 5:  # fit(x, y, batch_size, epochs, verbose, callbacks, ...)
             args = (*args[:5], [*(args[5] or []), probe], *args[6:])
@@ -338,6 +340,8 @@ def patch_datasets(module: types.ModuleType) -> None:
                  **facts)
         except Exception as exc:  # noqa: BLE001
             emit("probe_error", where="to_tf_dataset", message=repr(exc))
+        if preflight.ENABLED:
+            return preflight.to_tf_dataset(self, original, args, kwargs)
         return original(self, *args, **kwargs)
 
     dataset_cls.to_tf_dataset = to_tf_dataset
