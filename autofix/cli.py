@@ -167,6 +167,12 @@ def fix(
              "processes; the probe runs in every rank.")] = None,
     nproc_per_node: Annotated[int, typer.Option(
         help="Processes per node for --launcher.", min=1)] = 1,
+    sample_rows: Annotated[int, typer.Option(
+        help="Diagnosis runs cut each dataset split the script loads to this many evenly "
+             "spread rows (0: off); the last run uses the data as loaded.", min=0)] = 2000,
+    one_at_a_time: Annotated[bool, typer.Option(
+        "--one-at-a-time", help="One fault per run: no API check before the first run and "
+                                "no preflight checks at train().")] = False,
 ) -> None:
     """Repair SCRIPT on a branch; your files, index and current branch stay untouched.
 
@@ -184,6 +190,7 @@ def fix(
         max_iterations=max_iterations, resume=resume, init=init, dry_run=dry_run,
         only=tuple(only or ()), skip=tuple(skip or ()),
         launcher=launcher or "", nproc_per_node=nproc_per_node,
+        sample_rows=sample_rows, one_at_a_time=one_at_a_time,
     )
     observer = ConsoleObserver(console, script.name, options.max_steps)
     with boundary(err, report, observer.close):

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from autofix.api_preflight import api_diagnoses
 from autofix.categories import get_category, is_category
 from autofix.diagnosis import healthy_evidence, judge
 from autofix.documents import Program, document_for
@@ -44,6 +45,7 @@ from autofix.types import (
     Healthy,
     NoRecipe,
     NotApplicable,
+    ProbeReport,
     RecipeContext,
     RecipeCrashed,
     RunOutcome,
@@ -89,6 +91,12 @@ class Options:
     only: Sequence[str] = ()  # recipe ids allowed (empty: all)
     skip: Sequence[str] = ()  # recipe ids never applied
     dry_run: bool = False  # commits go to a temporary object store and no ref is written
+    #: Diagnosis runs cut each dataset split the script loads to this many rows (0: off);
+    #: a healthy run on cut data is followed by one on the data as the script loads it.
+    sample_rows: int = 2000
+    #: One fault per run (the behaviour before preflight): no API check before the first
+    #: run, no preflight checks at train()/fit().
+    one_at_a_time: bool = False
 
 
 class Observer(Protocol):
@@ -157,8 +165,10 @@ def commit_message(recipe: type[Recipe], outcome: Applied, diag: Diagnosis, run_
     if place and not place.startswith("line "):
         where = f"{rel}, {place}"
     symptom = symptom_of(diag)
-    happened = f"showed {symptom}" if symptom else "failed with"
-    lines = [f"autofix: {recipe.title}", "", f"Run {run_n} {happened}:", f"    {diag.evidence}"]
+    happened = f"Run {run_n} showed {symptom}" if symptom else f"Run {run_n} failed with"
+    if diag.via == "api-preflight":
+        happened = "Before the first run, the installed library would raise"
+    lines = [f"autofix: {recipe.title}", "", f"{happened}:", f"    {diag.evidence}"]
     if not symptom:
         lines.append(f"at {where}" + (f": {diag.line_text.strip()}" if diag.line_text else ""))
     if diag.via and is_category(diag.via) and get_category(diag.via).rerun_env:
@@ -199,6 +209,8 @@ class _Session:
                                     earlier_fixes=len(earlier))
         self.n = 0
         self.note = ""
+        self.next_note = ""  # the note of the next run when the loop starts it
+        self.sampling = options.sample_rows > 0
         self.attempts = 0
         self.document = document_for(self.script)
 
@@ -209,11 +221,13 @@ class _Session:
 
     def run(self, note: str = "", env: dict[str, str] | None = None) -> RunResult:
         self.n += 1
+        note, self.next_note = note or self.next_note, ""
         self.note = note
         self.observer.run_started(self.n, note)
         spec = RunSpec(python=self.o.python, script=self.script, cwd=self.o.cwd,
                        args=self.o.args, timeout=self.o.timeout, max_steps=self.o.max_steps,
-                       env={**self.o.env, **(env or {})}, cancel=self.o.cancel,
+                       env={**self.checks(), **self.o.env, **(env or {})},
+                       cancel=self.o.cancel,
                        sandbox=self.o.sandbox, launcher=self.o.launcher,
                        nproc_per_node=self.o.nproc_per_node)
         program = self.program
@@ -226,6 +240,11 @@ class _Session:
         self.result.warnings += [f"run {self.n}: a probe failed inside the script's process "
                                  f"({e}); its facts are missing" for e in result.probe.probe_errors]
         return result
+
+    def checks(self) -> dict[str, str]:
+        """The child's preflight and sampling switches for the next run (issue 10)."""
+        return {"AUTOFIX_PREFLIGHT": "0" if self.o.one_at_a_time else "1",
+                "AUTOFIX_SAMPLE_ROWS": str(self.o.sample_rows if self.sampling else 0)}
 
     def record(self, run: RunResult, verdict: Healthy | Diagnosis) -> RunRecord:
         diag = verdict if isinstance(verdict, Diagnosis) else None
@@ -294,8 +313,47 @@ class _Session:
             return None
         return run, dataclasses.replace(verdict, via=first.category)
 
+    def preflight_api(self) -> FixGroup | None:
+        """Fix the API drift found before the first run (no training run needed): the
+        script's imports and keyword arguments checked against the installed library."""
+        if self.o.one_at_a_time or self.o.resume:
+            return None
+        before = self.program.source
+        diags = api_diagnoses(before, self.o.python, self.versions)
+        nothing = RunResult(RunOutcome.OK, None, 0.0, "", 0, ProbeReport())
+        fixes: list[FixRecord] = []
+        applied: list[Diagnosis] = []
+        for diag in diags:
+            decision = self.apply(nothing, diag, run_n=0)
+            if isinstance(decision, list):
+                fixes += decision
+                applied.append(diag)
+        if not fixes:
+            return None
+        self.observer.output_line(f"fixed {len(fixes)} API drift finding(s) before the "
+                                  "first run")
+        return FixGroup(applied[0], nothing, 0, fixes, before, self.program.source,
+                        {f.recipe for f in fixes}, extra=applied[1:])
+
+    def findings(self, run: RunResult, first: Diagnosis) -> list[Diagnosis]:
+        """The preflight findings of ``run`` (issue 10) other than ``first``, one per
+        category that has recipes, in the order the checks ran."""
+        seen = {first.category}
+        found = []
+        for check, exc in run.probe.findings:
+            verdict = self.judge(dataclasses.replace(
+                run, probe=dataclasses.replace(run.probe, exception=exc, symptom=None)))
+            if not isinstance(verdict, Diagnosis) or verdict.category in seen \
+                    or not self.recipes(verdict.category):
+                continue
+            seen.add(verdict.category)
+            found.append(dataclasses.replace(verdict, details=(
+                *verdict.details, f"found by the preflight check '{check}' before the first "
+                                  "training step")))
+        return found
+
     def loop(self) -> SessionResult:
-        last: FixGroup | None = None
+        last: FixGroup | None = self.preflight_api()
         while True:
             judged = self.run_and_judge()
             if judged is None:
@@ -310,6 +368,12 @@ class _Session:
                 if retried is None:
                     return self.result
                 last = retried
+                continue
+            if isinstance(verdict, Healthy) and self.sampling and run.probe.sampled:
+                self.finished(rec, verdict)  # healthy on cut data: verify on all of it
+                self.sampling = False
+                self.next_note = (f"verifying on the full data (diagnosis runs used "
+                                  f"{self.o.sample_rows} rows per split)")
                 continue
             if isinstance(verdict, Healthy):
                 self.finished(rec, verdict)
@@ -328,11 +392,17 @@ class _Session:
             if not isinstance(decision, list):
                 self.finished(rec, diag)
                 return self.finish(Status.GAVE_UP, decision.reason, diag)
+            extra: list[Diagnosis] = []
+            for finding in self.findings(run, diag):  # preflight: every fault it saw
+                more = self.apply(run, finding)
+                if isinstance(more, list):
+                    decision += more
+                    extra.append(finding)
             rec.recipe = ", ".join(f.recipe for f in decision)
             rec.commit = decision[-1].commit
             self.finished(rec, diag)
             last = FixGroup(diag, run, self.n, decision, before, self.program.source,
-                            {f.recipe for f in decision})
+                            {f.recipe for f in decision}, extra=extra)
 
     def retry(self, group: FixGroup, failure: str, shas: str) -> FixGroup | None:
         """After ``group`` was dropped: the next recipes for the same diagnosis (those

@@ -91,6 +91,8 @@ class FixGroup:
     before: str
     after: str
     tried: set[str] = field(default_factory=set)
+    #: Other diagnoses fixed in the same group (preflight findings of the same run).
+    extra: list[Diagnosis] = field(default_factory=list)
 
     @property
     def recipes(self) -> str:
@@ -123,8 +125,10 @@ class FixGroup:
         itself (the same symptom again, or a healthy run whose loss is not clearly under
         the chance level, fails it)."""
         if isinstance(verdict, Diagnosis):
-            if verdict.same_fault(self.diagnosis):
-                return (f"recipe {self.recipes} did not fix {self.diagnosis.category}: the "
+            again = next((d for d in (self.diagnosis, *self.extra) if verdict.same_fault(d)),
+                         None)
+            if again is not None:
+                return (f"recipe {self.recipes} did not fix {again.category}: the "
                         "same error at the same place after its fix")
             broke = self.broke(verdict)
             if broke:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Callable
@@ -15,6 +16,7 @@ from autofix.types import (
     Frame,
     KerasFacts,
     ProbeReport,
+    SampledSplit,
     SampleLoss,
     StepRecord,
     SymptomReport,
@@ -88,6 +90,44 @@ def _symptom(data: dict[str, Any]) -> SymptomReport:
     )
 
 
+def _sampled(data: dict[str, Any]) -> SampledSplit:
+    return SampledSplit(
+        origin=str(data.get("origin", "")), split=str(data.get("split", "")),
+        rows=int(data.get("rows", 0)), kept=int(data.get("kept", 0)),
+        label_column=str(data.get("label_column", "")),
+        label_min=_loss(data.get("label_min")), label_max=_loss(data.get("label_max")))
+
+
+def widen_to_full_splits(report: ProbeReport) -> None:
+    """Put the whole-split label range of cut splits into the facts measured on the cut
+    ones (``--sample-rows``): a class that the slice missed still counts for
+    ``num_labels``. A dataset given to ``Trainer`` as ``train`` takes the range of the
+    cut ``train`` split with the same label column (any split when there is one)."""
+    if not report.sampled:
+        return
+
+    def widen(facts: DatasetFacts) -> DatasetFacts:
+        role = facts.role.split(":")[0]
+        same = [s for s in report.sampled if s.label_column == facts.label_column
+                and s.label_max is not None]
+        named = [s for s in same if s.split == role or (role == "eval" and s.split in (
+            "validation", "test", "eval"))]
+        pick = named or (same if len({s.split for s in same}) <= 1 else [])
+        if not pick or facts.label_kind not in ("int", "float") or facts.label_classes:
+            return facts
+        lows = [s.label_min for s in pick if s.label_min is not None]
+        highs = [s.label_max for s in pick if s.label_max is not None]
+        return dataclasses.replace(
+            facts,
+            label_min=min([*lows, facts.label_min] if facts.label_min is not None else lows),
+            label_max=max([*highs, facts.label_max] if facts.label_max is not None
+                          else highs))
+
+    report.trainers = [dataclasses.replace(t, datasets=tuple(widen(d) for d in t.datasets))
+                       for t in report.trainers]
+    report.datasets = [widen(d) for d in report.datasets]
+
+
 def _exit(report: ProbeReport, event: dict[str, Any]) -> None:
     report.exit_code = int(event.get("code", 0))
 
@@ -117,6 +157,9 @@ READERS: dict[str, Callable[[ProbeReport, dict[str, Any]], None]] = {
     Event.EARLY_EVAL: lambda r, e: None,  # progress only
     Event.PROBE_ERROR: _probe_error,
     Event.EXIT: _exit,
+    Event.FINDING: lambda r, e: r.findings.append(
+        (str(e.get("check", "")), exception_from_json(e))),
+    Event.SAMPLED: lambda r, e: r.sampled.append(_sampled(e)),
 }
 
 
@@ -151,6 +194,7 @@ def read_probe(path: Path) -> ProbeReport:
                 reader(report, event)
             except (TypeError, ValueError, KeyError, AttributeError) as exc:
                 report.probe_errors.append(f"unreadable {kind} event: {exc!r}")
+    widen_to_full_splits(report)
     return report
 
 

@@ -131,6 +131,21 @@ class KerasFacts:
     from_logits: bool | None
 
 
+@dataclass(frozen=True)
+class SampledSplit:
+    """A dataset split the probe cut for a diagnosis run (``--sample-rows``): where it was
+    loaded (``load_dataset``, ``Dataset.from_json``...), its split name, its full and kept
+    row counts, and the label range measured on the whole split before cutting."""
+
+    origin: str
+    split: str
+    rows: int
+    kept: int
+    label_column: str = ""
+    label_min: float | None = None
+    label_max: float | None = None
+
+
 @dataclass
 class ProbeReport:
     """Everything the probe inside the child reported, in arrival order."""
@@ -149,6 +164,9 @@ class ProbeReport:
     #: (the script ran on; the facts of that probe are missing).
     probe_errors: list[str] = field(default_factory=list)
     rank: int | None = None  # issue 12: the rank whose exception is ``exception`` (launchers)
+    sampled: list[SampledSplit] = field(default_factory=list)
+    #: Preflight findings at ``Trainer.train()``: (check name, the exception it raised).
+    findings: list[tuple[str, ExceptionInfo]] = field(default_factory=list)
 
 
 class RunOutcome(str, enum.Enum):

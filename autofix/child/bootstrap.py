@@ -47,6 +47,7 @@ def load_child_package() -> types.ModuleType:
 
 load_child_package()
 from _autofix_child.events import AutofixStop, Event, emit  # noqa: E402
+from _autofix_child.preflight import PreflightFailure  # noqa: E402
 from _autofix_child.probes import install  # noqa: E402
 
 
@@ -115,6 +116,11 @@ def run(patched: str, original: str, argv: list[str]) -> int:
     except AutofixStop as stop:  # budget reached or symptom confirmed in a hand-written loop
         emit(Event.EXIT, code=0, stopped=str(stop))
         return 0
+    except PreflightFailure as failure:  # a failure recorded before fit, now reported
+        emit("exception", **failure.description)
+        emit("exit", code=1)
+        sys.stderr.write(failure.text)
+        return 1
     except SystemExit as exc:
         code_ = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if code_ != 0:

