@@ -20,7 +20,7 @@ from autofix.gitops import prepare_branch
 from autofix.recipe import Recipe
 from autofix.registry import all_recipes
 from autofix.reports import SCHEMA_PATH
-from autofix.types import Diagnosis, RecipeOutcome
+from autofix.types import Applied, Diagnosis
 
 from .conftest import AUTOFIX, ROOT, TEST_SCRIPTS, run_autofix, snapshot
 
@@ -99,6 +99,7 @@ def test_shell_completion_is_available_and_documented(tmp_path: Path) -> None:
 # -- log / undo / branches --------------------------------------------------------------
 
 class _Fake(Recipe):
+    abstract = True  # a stand-in for the commit message only, never registered
     id = "drift-adamw"
     category = "api-drift"
     title = "import AdamW from torch.optim"
@@ -111,7 +112,7 @@ def _fix_branch(repo: git.Repo, name: str, fixes: int) -> list[str]:
     shas = []
     for i in range(fixes):
         diag = Diagnosis("api-drift", "ImportError: x", str(script), 1, "import x")
-        outcome = RecipeOutcome.applied(branch.source + f"# fix {i}\n", f"fix {i}")
+        outcome = Applied(branch.source + f"# fix {i}\n", f"fix {i}")
         shas.append(branch.commit_fix(outcome.source,
                                       commit_message(_Fake, outcome, diag, i + 1, "t.py")))
     return shas
