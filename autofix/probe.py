@@ -10,6 +10,7 @@ from typing import Any
 from autofix.types import (
     DatasetFacts,
     ExceptionInfo,
+    Finding,
     Frame,
     KerasFacts,
     ProbeReport,
@@ -113,8 +114,16 @@ def read_probe(path: Path) -> ProbeReport:
         elif kind == "step":
             report.steps.append(StepRecord(int(event.get("step", 0)), _loss(event.get("loss")),
                                            _loss(event.get("lr"))))
-        elif kind == "symptom":
-            report.symptom = _symptom(event)
+        elif kind in ("symptom", "would_stop"):  # would_stop: record-only benchmark mode
+            report.symptom = report.symptom or _symptom(event)
+        elif kind == "finding":
+            report.findings.append(Finding(str(event.get("kind", "")),
+                                           int(event.get("step", 0) or 0),
+                                           str(event.get("evidence", ""))))
+        elif kind == "budget_extended":
+            report.extended_to = int(event.get("limit", 0)) or None
+        elif kind == "train_facts":
+            report.facts.update({k: v for k, v in event.items() if k != "event"})
         elif kind == "num_classes":
             report.num_classes = int(event.get("value", 0)) or None
         elif kind == "budget_reached":

@@ -131,6 +131,17 @@ class KerasFacts:
     from_logits: bool | None
 
 
+@dataclass(frozen=True)
+class Finding:
+    """Something a healthy run showed that a person should know, not a failure:
+    ``kind`` (``learning-slowly``, ``constant-prediction``, ``regression-on-class-ids``,
+    ...), the step it was found at (0: not tied to a step) and the evidence line."""
+
+    kind: str
+    step: int
+    evidence: str
+
+
 @dataclass
 class ProbeReport:
     """Everything the probe inside the child reported, in arrival order."""
@@ -145,6 +156,9 @@ class ProbeReport:
     num_classes: int | None = None
     budget_reached: bool = False
     exit_code: int | None = None
+    findings: list[Finding] = field(default_factory=list)  # e.g. learning-slowly
+    extended_to: int | None = None  # the step budget after an unclear verdict extended it
+    facts: dict[str, Any] = field(default_factory=dict)  # "train_facts" event (issue 8)
 
 
 class RunOutcome(str, enum.Enum):
@@ -304,6 +318,7 @@ class SessionResult:
     interrupted: bool = False
     last_diagnosis: Diagnosis | None = None
     skipped: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # from the last (healthy) run
 
     def to_json(self) -> dict[str, Any]:
         """The ``--report`` JSON document (shape fixed by issue 2)."""
@@ -313,6 +328,8 @@ class SessionResult:
             "reason": self.reason,
             "interrupted": self.interrupted,
             "skipped": self.skipped,
+            "findings": [{"kind": f.kind, "step": f.step, "evidence": f.evidence}
+                         for f in self.findings],
             "runs": [
                 {
                     "n": r.n,

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+import random
 from pathlib import Path
 
-from autofix.child.symptoms import MIN_STEPS, WINDOW, LossMonitor
+from autofix.child.symptoms import CLEAR_RATIO, MIN_STEPS, WINDOW, LossMonitor, fit
 from autofix.diagnosis import diagnose_symptom
 from autofix.types import (
     KerasFacts,
@@ -42,7 +43,9 @@ def test_learning_then_coming_back_is_stopped_falling() -> None:
     monitor = LossMonitor(3)
     found = [s for w in windows for s in (monitor.add(w) for _ in range(10)) if s]
     assert found and found[0].kind == "stalled-loss"
-    assert found[0].step <= 60 and "stopped falling" in found[0].evidence
+    # at the 60-step budget the rise is not yet 4 standard errors (the residual noise of
+    # a line through this curve is large): flagged one step into the extension
+    assert found[0].step <= 65 and "stopped falling" in found[0].evidence
 
 
 def test_measured_healthy_curves_are_silent() -> None:
@@ -127,3 +130,96 @@ def test_symptoms_module_is_stdlib_only() -> None:
     source = (Path(__file__).parent.parent / "autofix" / "child" / "symptoms.py").read_text()
     imports = [ln for ln in source.splitlines() if ln.startswith(("import ", "from "))]
     assert all(not ln.split()[1].startswith(("autofix", "torch", "numpy")) for ln in imports)
+
+
+# --- the statistics on synthetic curves (issue 8) -----------------------------------------
+
+
+def judge(losses: list[float], classes: int = 3, budget: int = 60,
+          lrs: list[float | None] | None = None) -> tuple[str, int]:
+    """Replays a curve as the child does: per-step rule, one extension, final verdict."""
+    monitor = LossMonitor(classes)
+    limit = budget
+    rates = lrs or [5e-5] * len(losses)
+    for i, (loss, lr) in enumerate(zip(losses, rates, strict=False), start=1):
+        found = monitor.add(loss, lr)
+        if found is not None:
+            return found.kind, found.step
+        if i >= limit:
+            if limit == budget and monitor.should_extend():
+                limit = 2 * budget
+                continue
+            final = monitor.final()
+            return (final.kind, final.step) if final else ("none", i)
+    return "none", len(losses)
+
+
+def noisy(start: float, slope: float, sd: float, n: int, seed: int) -> list[float]:
+    rng = random.Random(seed)
+    return [start + slope * i + rng.gauss(0, sd) for i in range(n)]
+
+
+def test_fit_recovers_slope_and_interval() -> None:
+    trend = fit([1.0 - 0.01 * i for i in range(20)])
+    assert trend is not None and abs(trend.slope + 0.01) < 1e-9 and trend.half < 1e-9
+    noisy_trend = fit(noisy(1.1, -0.002, 0.05, 60, 0))
+    assert noisy_trend is not None
+    assert noisy_trend.slope - noisy_trend.half < -0.002 < noisy_trend.slope + noisy_trend.half
+    assert 0.035 < noisy_trend.noise < 0.065
+
+
+def test_slow_learning_is_never_a_stall() -> None:
+    """The issue's report: 1.09 -> 1.04 over 40 steps and falling (lr 2e-5, batch 8),
+    batch noise 0.05: never a stall; at the extended budget "learning slowly"."""
+    for seed in range(30):
+        kind, step = judge(noisy(1.09, -0.00125, 0.05, 120, seed))
+        assert kind in ("learning-slowly", "none"), (seed, kind, step)
+
+
+def test_very_slow_learning_is_not_a_stall_either() -> None:
+    for seed in range(30):
+        kind, _ = judge(noisy(1.10, -0.0006, 0.04, 120, seed))
+        assert kind != "stalled-loss", seed
+
+
+def test_flat_noisy_loss_at_chance_is_a_stall_within_the_extension() -> None:
+    for seed in range(20):
+        kind, step = judge(noisy(1.0986, 0.0, 0.03, 120, seed))
+        assert kind == "stalled-loss" and step <= 120, (seed, kind, step)
+
+
+def test_string_loss_flat_curve_is_flagged_at_min_steps() -> None:
+    kind, step = judge(noisy(1.0986, 0.0, 0.002, 120, 1))
+    assert (kind, step) == ("stalled-loss", MIN_STEPS)
+
+
+def test_zero_learning_rate_is_a_stall_at_once() -> None:
+    lrs: list[float | None] = [5e-5 * (1 - i / 10) if i < 10 else 0.0 for i in range(120)]
+    monitor = LossMonitor(4)
+    found = [s for s in (monitor.add(x, lr) for x, lr in
+                         zip(noisy(1.386, 0.0, 0.08, 120, 3), lrs, strict=True)) if s]
+    assert found and found[0].step == MIN_STEPS and "learning rate of 0" in found[0].evidence
+
+
+def test_no_flat_verdict_while_warming_up() -> None:
+    lrs: list[float | None] = [5e-5 * i / 200 for i in range(120)]
+    monitor = LossMonitor(3)
+    assert [s for s in (monitor.add(x, lr) for x, lr in
+                        zip(noisy(1.0986, 0.0, 0.002, 100, 1), lrs[:100], strict=True)) if s] == []
+    final = monitor.final()
+    assert final is not None and final.kind == "learning-slowly"
+    assert "warmup not finished" in final.evidence
+
+
+def test_extension_only_when_unclear() -> None:
+    learning = LossMonitor(3, [0.3] * 60)
+    assert not learning.should_extend()
+    slow = LossMonitor(3, noisy(1.09, -0.001, 0.05, 60, 0))
+    assert slow.should_extend()
+    assert not LossMonitor(None, [1.1] * 60).should_extend()
+
+
+def test_proof_needs_the_window_clearly_under_chance() -> None:
+    edge = CLEAR_RATIO * math.log(3)
+    assert not LossMonitor(3, noisy(edge - 0.01, 0.0, 0.1, 60, 0)).clearly_learning()
+    assert LossMonitor(3, noisy(0.5, 0.0, 0.1, 60, 0)).clearly_learning()

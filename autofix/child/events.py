@@ -12,10 +12,13 @@ import math
 import os
 from typing import Any
 
-from .symptoms import LossMonitor
+from .symptoms import EXTENSION, LossMonitor
 
 PROBE_FILE = os.environ.get("AUTOFIX_PROBE_FILE", "")
 MAX_STEPS = int(os.environ.get("AUTOFIX_MAX_STEPS", "0") or 0)
+#: ``1``: a stall verdict is recorded (``would_stop`` event) but training goes on, so the
+#: whole curve is seen (benchmarks replay it; autofix itself never sets this).
+RECORD_ONLY = os.environ.get("AUTOFIX_RECORD_ONLY", "") == "1"
 
 
 class AutofixStop(BaseException):
@@ -26,6 +29,8 @@ class AutofixStop(BaseException):
 class State:
     steps = 0
     stop = ""  # "", "budget" or "symptom"
+    limit = MAX_STEPS  # the step budget, raised once when the verdict is unclear
+    stall_seen = False  # record-only mode: a stall verdict was already recorded
     in_trainer = 0  # >0 while Trainer.train runs: its own probe records the steps
     evaluated = False  # the early evaluation ran (once per run)
     pending_loss: float | None = None  # last scalar given to Tensor.backward
@@ -56,23 +61,51 @@ def _json_number(value: float | None) -> Any:
 
 
 def record_step(loss: float | None, lr: float | None) -> bool:
-    """Record one optimizer step; True when training must stop now (budget or symptom)."""
+    """Record one optimizer step; True when training must stop now (budget or symptom).
+
+    At the step budget an unclear run (the loss not clearly under chance, nothing
+    confirmed) is extended once by ``EXTENSION`` x the budget (event ``budget_extended``);
+    at the end of the budget the monitor's final verdict is a ``symptom`` or a ``finding``
+    (``learning-slowly``, not a failure).
+    """
     State.steps += 1
     step = State.steps
     emit("step", step=step, loss=_json_number(loss), lr=lr)
     if loss is not None:
-        symptom = State.monitor.add(loss)
-        if symptom is not None:
-            analysis = batch_analysis() if symptom.kind == "nan-loss" else {}
-            emit("symptom", kind=symptom.kind, step=symptom.step, evidence=symptom.evidence,
-                 num_classes=State.monitor.num_classes, **analysis)
-            State.stop = "symptom"
+        symptom = State.monitor.add(loss, lr)
+        if symptom is not None and _confirm(symptom):
             return True
-    if MAX_STEPS and step >= MAX_STEPS:
+    if MAX_STEPS and step >= State.limit:
+        if State.limit == MAX_STEPS and State.monitor.should_extend():
+            State.limit = MAX_STEPS + max(1, round(EXTENSION * MAX_STEPS))
+            emit("budget_extended", step=step, limit=State.limit,
+                 window_mean=_json_number(State.monitor.window_mean()),
+                 reason="the loss is not clearly under the chance level yet and no stall "
+                        "is proven: training goes on before the verdict")
+            return False
+        final = State.monitor.final()
+        if final is not None and final.kind == "learning-slowly":
+            emit("finding", kind=final.kind, step=final.step, evidence=final.evidence)
+        elif final is not None and _confirm(final):
+            return True
         emit("budget_reached", step=step)
         State.stop = "budget"
         return True
     return False
+
+
+def _confirm(symptom: Any) -> bool:
+    """Emit a confirmed symptom; True when training must stop for it."""
+    if RECORD_ONLY and symptom.kind != "nan-loss":
+        if not State.stall_seen:
+            State.stall_seen = True
+            emit("would_stop", kind=symptom.kind, step=symptom.step, evidence=symptom.evidence)
+        return False
+    analysis = batch_analysis() if symptom.kind == "nan-loss" else {}
+    emit("symptom", kind=symptom.kind, step=symptom.step, evidence=symptom.evidence,
+         num_classes=State.monitor.num_classes, **analysis)
+    State.stop = "symptom"
+    return True
 
 
 def batch_analysis() -> dict[str, Any]:
