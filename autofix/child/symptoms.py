@@ -13,9 +13,9 @@ learning, never because learning is slow:
   Networks", 2019; the HF course's chapter 8 checks the loss against it too).
 * trend and noise: from step ``MIN_STEPS`` on, a least-squares line is fitted to the step
   losses after the first ``SKIP`` (the new head's warm-in); its slope has a standard
-  error (from the residuals) and a 95 % confidence interval (Student t). Step losses of different batches are close to
-  independent around the trend; a curved trend only widens the interval, which makes the
-  rule more cautious, never less.
+  error (from the residuals) and a 95 % confidence interval (Student t). Step losses of
+  different batches are close to independent around the trend; a curved trend only
+  widens the interval, which makes the rule more cautious, never less.
 * flat at chance: the last ``WINDOW`` steps average ``STALL_RATIO`` x ln C or more, *and*
   even the steepest slope the interval allows would not bring the loss to
   ``CLEAR_RATIO`` x ln C within three times as many steps again as were run (``HORIZON``), and
@@ -28,8 +28,8 @@ learning, never because learning is slow:
 * came back up: the last window is ``RISE_RATIO`` x ln C or more above the lowest window
   seen, and that rise is at least ``RISE_SIGMAS`` standard errors of a window mean (from
   the residual noise around the trend line: the rise is not one noisy batch). Adam at
-  1e-3 on MiniLM often learns first and then comes back to chance (measured 10-step means: 0.80 1.09 0.70 0.57 0.80
-  0.88 0.93 1.09).
+  1e-3 on MiniLM often learns first and then comes back to chance (measured 10-step
+  means: 0.80 1.09 0.70 0.57 0.80 0.88 0.93 1.09).
 * learning rate: while the lr is still rising (warmup) nothing is judged flat; when the lr
   has been 0 for a whole window and the loss is at chance, the model cannot learn: that is
   a stall at once, whatever the noise.
