@@ -17,7 +17,7 @@ from typing import Protocol
 
 from autofix.categories import SYMPTOMS
 from autofix.child.symptoms import WINDOW, LossMonitor
-from autofix.diagnosis import diagnose, diagnose_symptom
+from autofix.diagnosis import diagnose, diagnose_symptom, findings_of
 from autofix.documents import Program, document_for
 from autofix.errors import AutofixError
 from autofix.gitops import FixBranch, open_repo, prepare_branch
@@ -217,6 +217,7 @@ class _Session:
                 return self.result
             if diag is None:
                 self.observer.run_finished(rec, None)
+                self.result.findings = [*run.probe.findings, *findings_of(run)]
                 if self.result.fixes:
                     self.finish(Status.FIXED, f"the script trains after "
                                               f"{len(self.result.fixes)} fix(es)")
@@ -329,13 +330,18 @@ class _FixGroup:
 
 
 def healthy_evidence(run: RunResult) -> str:
-    """What a run without a fault showed: its step count and losses, else its last line."""
+    """What a run without a fault showed: its step count and losses (and the budget
+    extension an unclear verdict used), else its last line."""
     losses = [s.loss for s in run.probe.steps if s.loss is not None]
     if not losses:
         return run.last_line[:200]
     tail = losses[-WINDOW:]
+    extended = f" (budget extended to {run.probe.extended_to} steps: the verdict was " \
+        "unclear at the step budget)" if run.probe.extended_to else ""
+    slow = next((f"; {f.evidence}" for f in run.probe.findings
+                 if f.kind == "learning-slowly"), "")
     return (f"{len(run.probe.steps)} steps, loss {losses[0]:.3f} at step 1, "
-            f"{sum(tail) / len(tail):.3f} over the last {len(tail)} steps")
+            f"{sum(tail) / len(tail):.3f} over the last {len(tail)} steps{extended}{slow}")
 
 
 def symptom_of(diag: Diagnosis) -> str:

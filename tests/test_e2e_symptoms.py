@@ -74,3 +74,25 @@ def test_real_nan_is_traced_to_its_step_and_samples(scratch_repo: Repo) -> None:
     assert "all 16 labels of that batch are -100" in evidence
     assert "batch sample 0: label -100" in out
     assert "fixes" not in repo.heads
+
+
+def test_correct_slow_script_is_clean_with_a_learning_slowly_finding(
+        scratch_repo: Repo) -> None:
+    """Issue 8: a correct script at lr 2e-5, batch 8, 3 classes learns slowly; autofix must
+    not call that a stall: exit 0, status clean, no branch, the finding in the report."""
+    source = (SAMPLES / "course_pt_loop_mnli.py").read_text()
+    source = source.replace("torch.optim.Adam(model.parameters())",
+                            "torch.optim.AdamW(model.parameters(), lr=2e-5)")
+    source = source.replace("batch_size=16", "batch_size=8")
+    repo = scratch_repo({"train.py": source, "data": SAMPLES / "data"})
+    code, report, out = repair(repo, "train.py")
+    assert code == 0, out
+    assert report["status"] == "clean" and report["fixes"] == [] and report["branch"] is None
+    assert "fixes" not in repo.heads
+    runs = report["runs"]
+    assert isinstance(runs, list) and len(runs) == 1 and runs[0]["category"] == ""
+    findings = report["findings"]
+    assert isinstance(findings, list)
+    assert [f["kind"] for f in findings] == ["learning-slowly"], (runs, findings)
+    assert "budget extended to 120 steps" in runs[0]["evidence"]
+    assert "finding learning-slowly" in out

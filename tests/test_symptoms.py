@@ -7,8 +7,9 @@ import random
 from pathlib import Path
 
 from autofix.child.symptoms import CLEAR_RATIO, MIN_STEPS, WINDOW, LossMonitor, fit
-from autofix.diagnosis import diagnose_symptom
+from autofix.diagnosis import diagnose_symptom, findings_of
 from autofix.types import (
+    DatasetFacts,
     KerasFacts,
     ProbeReport,
     RunOutcome,
@@ -16,6 +17,7 @@ from autofix.types import (
     SampleLoss,
     StepRecord,
     SymptomReport,
+    TrainerFacts,
 )
 
 
@@ -237,3 +239,66 @@ def test_proof_needs_the_window_clearly_under_chance() -> None:
     edge = CLEAR_RATIO * math.log(3)
     assert not LossMonitor(3, noisy(edge - 0.01, 0.0, 0.1, 60, 0)).clearly_learning()
     assert LossMonitor(3, noisy(0.5, 0.0, 0.1, 60, 0)).clearly_learning()
+
+
+# --- root causes and findings from the run's facts (issue 8) ------------------------------
+
+
+def stalled(steps: list[StepRecord], facts: dict[str, object] | None = None) -> ProbeReport:
+    return ProbeReport(steps=steps, facts=dict(facts or {}),
+                       symptom=SymptomReport("stalled-loss", 120, "loss stalled near chance"))
+
+
+def test_stall_with_a_schedule_at_zero_is_reported_with_advice() -> None:
+    steps = [StepRecord(i, 1.38, max(0.0, 5e-5 * (1 - i / 10))) for i in range(1, 121)]
+    diag = diagnose_symptom(run_with(stalled(steps)))
+    assert diag is not None and diag.category == "stalled-loss" and diag.causes == ()
+    assert "learning rate is 0 from step 10" in diag.evidence
+    assert "num_training_steps" in diag.hint
+
+
+def test_stall_with_a_frozen_base_is_reported_with_advice() -> None:
+    steps = [StepRecord(i, 1.38, 5e-5) for i in range(1, 121)]
+    facts = {"params_total": 22_714_372, "params_trainable": 1_540}
+    diag = diagnose_symptom(run_with(stalled(steps, facts)))
+    assert diag is not None and "0.0 %) are trainable" in diag.evidence
+    assert "base model is frozen" in diag.hint
+
+
+def test_stall_during_a_warmup_longer_than_training() -> None:
+    steps = [StepRecord(i, 1.1, 5e-5 * i / 1000) for i in range(1, 121)]
+    diag = diagnose_symptom(run_with(stalled(steps)))
+    assert diag is not None and "warmup is longer" in diag.evidence
+
+
+def test_integer_classes_on_a_one_output_head_is_a_finding() -> None:
+    train = DatasetFacts("train", ("label", "input_ids"), 1200, "label", "int", None, 0, 2)
+    report = ProbeReport(trainers=[TrainerFacts("Trainer", "BertForSequenceClassification", 1,
+                                                (train,))])
+    found = findings_of(run_with(report))
+    assert [f.kind for f in found] == ["regression-on-class-ids"]
+    assert "num_labels=1" in found[0].evidence and "up to 2" in found[0].evidence
+    healthy = ProbeReport(trainers=[TrainerFacts("Trainer", "Bert", 3, (train,))])
+    assert findings_of(run_with(healthy)) == []
+
+
+def test_hand_loop_facts_give_findings() -> None:
+    never = ProbeReport(facts={"optimizer_steps": 0, "backward_calls": 60,
+                               "zero_grad_calls": 0})
+    assert [f.kind for f in findings_of(run_with(never))] == ["optimizer-never-steps"]
+    no_zero = ProbeReport(facts={"optimizer_steps": 60, "backward_calls": 60,
+                                 "zero_grad_calls": 0})
+    assert [f.kind for f in findings_of(run_with(no_zero))] == ["zero-grad-missing"]
+    fine = ProbeReport(facts={"optimizer_steps": 60, "backward_calls": 60,
+                              "zero_grad_calls": 60, "param_dtype": "torch.float32"})
+    assert findings_of(run_with(fine)) == []
+
+
+def test_nan_with_float16_weights_names_that_face() -> None:
+    samples = (SampleLoss(0, 0, 0.7), SampleLoss(1, 1, 0.6))
+    report = ProbeReport(facts={"param_dtype": "torch.float16"},
+                         symptom=SymptomReport("nan-loss", 7, "loss is nan at step 7", 3, 3,
+                                               samples))
+    diag = diagnose_symptom(run_with(report))
+    assert diag is not None and diag.category == "nan-loss"
+    assert "face: float16 weights trained directly" in diag.evidence

@@ -36,6 +36,9 @@ class State:
     pending_loss: float | None = None  # last scalar given to Tensor.backward
     last_batch: Any = None  # (labels, logits, num_labels) of the last HF forward with labels
     monitor = LossMonitor()
+    backward_calls = 0  # Tensor.backward on a scalar outside Trainer (hand loops)
+    zero_grad_calls = 0  # optimizer.zero_grad / model.zero_grad outside Trainer
+    model_facts: dict[str, Any] = {}  # parameter counts and dtype, taken once
 
 
 def emit(event: str, **data: Any) -> None:
@@ -106,6 +109,29 @@ def _confirm(symptom: Any) -> bool:
          num_classes=State.monitor.num_classes, **analysis)
     State.stop = "symptom"
     return True
+
+
+def train_facts() -> None:
+    """Emit what the run did that the loss cannot show (event ``train_facts``): optimizer
+    steps, scalar ``backward`` calls and ``zero_grad`` calls of a hand loop, and the
+    trained model's parameter counts and dtype. Called once, when the script ends."""
+    emit("train_facts", optimizer_steps=State.steps, backward_calls=State.backward_calls,
+         zero_grad_calls=State.zero_grad_calls, **State.model_facts)
+
+
+def note_model(model: Any) -> None:
+    """Take the model's trainable/total parameter counts and first dtype (once a run)."""
+    if State.model_facts or model is None:
+        return
+    try:
+        params = list(model.parameters())
+        State.model_facts = {
+            "params_total": sum(p.numel() for p in params),
+            "params_trainable": sum(p.numel() for p in params if p.requires_grad),
+            "param_dtype": str(params[0].dtype) if params else "",
+        }
+    except Exception as exc:  # noqa: BLE001
+        State.model_facts = {"model_facts_error": repr(exc)}
 
 
 def batch_analysis() -> dict[str, Any]:
