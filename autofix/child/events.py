@@ -114,7 +114,16 @@ def _confirm(symptom: Any) -> bool:
 def train_facts() -> None:
     """Emit what the run did that the loss cannot show (event ``train_facts``): optimizer
     steps, scalar ``backward`` calls and ``zero_grad`` calls of a hand loop, and the
-    trained model's parameter counts and dtype. Called once, when the script ends."""
+    trained model's parameter counts and dtype. Called once, when the script ends.
+
+    A training that ended by itself before the (extended) budget gets the monitor's final
+    verdict here, as it would have at the budget."""
+    if not State.stop and State.monitor.losses:
+        final = State.monitor.final()
+        if final is not None and final.kind == "learning-slowly":
+            emit("finding", kind=final.kind, step=final.step, evidence=final.evidence)
+        elif final is not None:
+            _confirm(final)
     emit("train_facts", optimizer_steps=State.steps, backward_calls=State.backward_calls,
          zero_grad_calls=State.zero_grad_calls, **State.model_facts)
 
