@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from pathlib import Path
+
+import pytest
 
 from autofix.child.symptoms import CLEAR_RATIO, MIN_STEPS, WINDOW, LossMonitor, fit
 from autofix.diagnosis import diagnose_symptom, findings_of
@@ -302,3 +305,46 @@ def test_nan_with_float16_weights_names_that_face() -> None:
     diag = diagnose_symptom(run_with(report))
     assert diag is not None and diag.category == "nan-loss"
     assert "face: float16 weights trained directly" in diag.evidence
+
+
+def child_events(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, losses: list[float],
+                 classes: int = 3) -> list[dict[str, object]]:
+    """Feeds the child's ``record_step`` (budget 60) and returns the events it wrote."""
+    from autofix.child import events
+
+    probe = tmp_path / "probe.jsonl"
+    monkeypatch.setattr(events, "PROBE_FILE", str(probe))
+    monkeypatch.setattr(events, "MAX_STEPS", 60)
+    monkeypatch.setattr(events.State, "steps", 0)
+    monkeypatch.setattr(events.State, "stop", "")
+    monkeypatch.setattr(events.State, "limit", 60)
+    monkeypatch.setattr(events.State, "last_batch", None)
+    monkeypatch.setattr(events.State, "monitor", LossMonitor(classes))
+    for loss in losses:
+        if events.record_step(loss, 5e-5):
+            break
+    return [json.loads(line) for line in probe.read_text().splitlines()]
+
+
+def test_child_extends_an_unclear_run_once_then_judges(monkeypatch: pytest.MonkeyPatch,
+                                                       tmp_path: Path) -> None:
+    flat = child_events(monkeypatch, tmp_path, [1.0986] * 200)
+    kinds = [e["event"] for e in flat if e["event"] != "step"]
+    assert kinds == ["budget_extended", "symptom"]
+    assert flat[-1]["step"] == 120 and flat[-1]["kind"] == "stalled-loss"
+    assert next(e for e in flat if e["event"] == "budget_extended")["limit"] == 120
+
+
+def test_child_reports_slow_learning_as_a_finding(monkeypatch: pytest.MonkeyPatch,
+                                                  tmp_path: Path) -> None:
+    slow = child_events(monkeypatch, tmp_path, noisy(1.09, -0.001, 0.01, 200, 0))
+    kinds = [e["event"] for e in slow if e["event"] != "step"]
+    assert kinds == ["budget_extended", "finding", "budget_reached"]
+    assert "learning slowly" in str(slow[-2]["evidence"])
+
+
+def test_child_stops_a_learning_run_at_the_budget(monkeypatch: pytest.MonkeyPatch,
+                                                  tmp_path: Path) -> None:
+    fast = child_events(monkeypatch, tmp_path, [1.1 - 0.015 * i for i in range(70)])
+    assert [e["event"] for e in fast if e["event"] != "step"] == ["budget_reached"]
+    assert fast[-1]["step"] == 60
