@@ -11,6 +11,7 @@ from autofix.traceback_text import parse_traceback
 from autofix.types import (
     Diagnosis,
     ExceptionInfo,
+    Finding,
     Frame,
     Healthy,
     RunOutcome,
@@ -136,18 +137,21 @@ def diagnose_symptom(run: RunResult) -> Diagnosis | None:
     if symptom is None:
         return None
     if symptom.kind == "nan-loss":
-        return _nan_diagnosis(symptom)
+        return _nan_diagnosis(symptom, run.probe.facts.get("param_dtype") == "torch.float16")
     stalled = get_category("stalled-loss")
     causes = [rule.category for rule in stalled.root_causes if rule.found(run.probe)]
     rates = [s.lr for s in run.probe.steps if s.lr is not None]
-    found = f"; root causes: {', '.join(causes)}" if causes else "; no known root cause"
+    advice = stall_advice(run)
+    found = f"; root causes: {', '.join(causes)}" if causes else \
+        (f"; root cause: {advice[0]}" if advice else "; no known root cause")
     return Diagnosis(
         category=causes[0] if causes else "stalled-loss",
         evidence=symptom.evidence + found,
-        details=(symptom.evidence, f"learning rate: {max(rates):g}" if rates else "lr unknown"),
+        details=(symptom.evidence, f"learning rate: {max(rates):g}" if rates else "lr unknown",
+                 *advice),
         via="stalled-loss" if causes else "",
         causes=tuple(causes),
-        hint=stalled.hint,
+        hint=" ".join(advice) if advice and not causes else stalled.hint,
     )
 
 
@@ -168,13 +172,18 @@ def judge(run: RunResult, script: Path) -> Healthy | Diagnosis:
 
 
 def healthy_evidence(run: RunResult) -> str:
-    """What a run without a fault showed: its step count and losses, else its last line."""
+    """What a run without a fault showed: its step count and losses (and the budget
+    extension an unclear verdict used), else its last line."""
     losses = [s.loss for s in run.probe.steps if s.loss is not None]
     if not losses:
         return run.last_line[:200]
     tail = losses[-WINDOW:]
+    extended = f" (budget extended to {run.probe.extended_to} steps: the verdict was " \
+        "unclear at the step budget)" if run.probe.extended_to else ""
+    slow = next((f"; {f.evidence}" for f in run.probe.findings
+                 if f.kind == "learning-slowly"), "")
     return (f"{len(run.probe.steps)} steps, loss {losses[0]:.3f} at step 1, "
-            f"{sum(tail) / len(tail):.3f} over the last {len(tail)} steps")
+            f"{sum(tail) / len(tail):.3f} over the last {len(tail)} steps{extended}{slow}")
 
 
 def proof_failure(run: RunResult) -> str:
@@ -187,7 +196,75 @@ def proof_failure(run: RunResult) -> str:
             f"{WINDOW} steps: {monitor.window_mean():.3f}, {len(monitor.losses)} steps)")
 
 
-def _nan_diagnosis(symptom: SymptomReport) -> Diagnosis:
+#: Under this fraction of trainable parameters the base model counts as frozen (a
+#: MiniLM-L6 classification head is 0.5 % of its 22.7 M parameters).
+FROZEN_FRACTION = 0.05
+
+
+def stall_advice(run: RunResult) -> list[str]:
+    """Root causes of a stall that autofix reports with advice (no recipe is sure), found
+    in the run's facts: a learning rate of 0 (a schedule that ends before the budget), a
+    learning rate still rising (warmup longer than the budget), a frozen base model."""
+    out = []
+    rates = [s.lr for s in run.probe.steps if s.lr is not None]
+    zero = next((s.step for s in run.probe.steps if s.lr is not None and s.lr <= 1e-12), 0)
+    if zero and zero < len(run.probe.steps):
+        out.append(f"the learning rate is 0 from step {zero} on: the scheduler reaches 0 "
+                   "before training ends (check num_training_steps of the scheduler against "
+                   "the real number of optimizer steps)")
+    elif len(rates) > 10 and rates[-1] > rates[len(rates) // 2] * 1.01 and \
+            all(b >= a for a, b in zip(rates, rates[1:], strict=False)):
+        out.append(f"the learning rate is still rising at step {len(rates)} "
+                   f"({rates[-1]:g}): the warmup is longer than the training seen (lower "
+                   "num_warmup_steps / warmup_ratio)")
+    facts = run.probe.facts
+    total, trainable = facts.get("params_total"), facts.get("params_trainable")
+    if isinstance(total, int) and isinstance(trainable, int) and total:
+        if trainable == 0:
+            out.append("no parameter requires grad: nothing can learn")
+        elif trainable / total < FROZEN_FRACTION:
+            out.append(f"only {trainable:,} of {total:,} parameters "
+                       f"({100 * trainable / total:.1f} %) are trainable: the base model is "
+                       "frozen, only the new head learns (unfreeze it, or raise the lr)")
+    return out
+
+
+def findings_of(run: RunResult) -> list[Finding]:
+    """What a run that raised nothing and stalled nowhere still got wrong (issue 8,
+    "trains, but wrongly"): class ids regressed by a 1-output head, a hand loop whose
+    optimizer never steps (or never zeroes its gradients), float16 weights trained directly.
+    Reported, never a failure."""
+    out = []
+    for trainer in run.probe.trainers:
+        train = next((d for d in trainer.datasets if d.role == "train"), None)
+        if trainer.num_labels == 1 and train is not None and train.label_kind == "int" \
+                and (train.label_classes or 0) + (train.label_max or 0) >= 1:
+            out.append(Finding("regression-on-class-ids", 0,
+                               f"the model has num_labels=1, so Trainer fits a regression (MSE) "
+                               f"to the integer class ids of column '{train.label_column}' "
+                               f"(up to {train.label_max or train.label_classes}); for "
+                               "classification set num_labels to the number of classes"))
+    facts = run.probe.facts
+    steps, backward = facts.get("optimizer_steps", 0), facts.get("backward_calls", 0)
+    if isinstance(backward, int) and backward >= 2 and steps == 0:
+        out.append(Finding("optimizer-never-steps", 0,
+                           f"loss.backward() ran {backward} times but optimizer.step() never "
+                           "did: the model never changes (a missing optimizer.step(), or a "
+                           "gradient accumulation that does not step within the run)"))
+    if isinstance(steps, int) and steps >= 2 and backward and facts.get("zero_grad_calls") == 0:
+        out.append(Finding("zero-grad-missing", 0,
+                           f"{steps} optimizer steps and no zero_grad(): gradients add up "
+                           "from step to step (call optimizer.zero_grad() after each step)"))
+    if facts.get("param_dtype") == "torch.float16" and run.probe.steps:
+        out.append(Finding("float16-weights", 0,
+                           "the model's weights are float16 and are trained directly: "
+                           "updates under float16 resolution vanish and the loss overflows "
+                           "easily (load in float32 and use mixed precision, fp16=True / "
+                           "torch.autocast)"))
+    return out
+
+
+def _nan_diagnosis(symptom: SymptomReport, float16: bool = False) -> Diagnosis:
     samples, head = symptom.samples, symptom.num_labels
     outside = [s for s in samples if head is not None and (s.label >= head or -100 < s.label < 0)]
     if outside:
@@ -207,6 +284,11 @@ def _nan_diagnosis(symptom: SymptomReport) -> Diagnosis:
     elif bad:
         parts.append(f"non-finite per-sample losses at samples {[s.index for s in bad]} "
                      f"(labels {[s.label for s in bad]})")
+    elif float16:
+        parts.append("face: float16 weights trained directly (the model's parameters are "
+                     "torch.float16): overflow or an update under float16 resolution; load "
+                     "the model in float32 and train with mixed precision (fp16=True / "
+                     "torch.autocast) instead")
     elif samples:
         parts.append("every per-sample loss of that batch is finite; the NaN comes from "
                      "elsewhere (fp16 overflow, a learning rate far too high, log(0))")

@@ -26,7 +26,7 @@ from typing import Protocol
 
 from autofix.api_preflight import api_diagnoses
 from autofix.categories import get_category, is_category
-from autofix.diagnosis import healthy_evidence, judge
+from autofix.diagnosis import findings_of, healthy_evidence, judge
 from autofix.documents import Program, document_for
 from autofix.errors import AutofixError, save_traceback
 from autofix.gitops import open_repo, prepare_branch
@@ -340,7 +340,7 @@ class _Session:
         category that has recipes, in the order the checks ran."""
         seen = {first.category}
         found = []
-        for check, exc in run.probe.findings:
+        for check, exc in run.probe.preflight:
             verdict = self.judge(dataclasses.replace(
                 run, probe=dataclasses.replace(run.probe, exception=exc, symptom=None)))
             if not isinstance(verdict, Diagnosis) or verdict.category in seen \
@@ -377,6 +377,7 @@ class _Session:
                 continue
             if isinstance(verdict, Healthy):
                 self.finished(rec, verdict)
+                self.result.findings = [*run.probe.findings, *findings_of(run)]
                 if self.result.fixes:
                     return self.finish(Status.FIXED, f"the script trains after "
                                                      f"{len(self.result.fixes)} fix(es)")

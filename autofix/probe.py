@@ -13,6 +13,7 @@ from autofix.child.events import Event
 from autofix.types import (
     DatasetFacts,
     ExceptionInfo,
+    Finding,
     Frame,
     KerasFacts,
     ProbeReport,
@@ -157,8 +158,14 @@ READERS: dict[str, Callable[[ProbeReport, dict[str, Any]], None]] = {
     Event.EARLY_EVAL: lambda r, e: None,  # progress only
     Event.PROBE_ERROR: _probe_error,
     Event.EXIT: _exit,
-    Event.FINDING: lambda r, e: r.findings.append(
+    Event.PREFLIGHT: lambda r, e: r.preflight.append(
         (str(e.get("check", "")), exception_from_json(e))),
+    Event.FINDING: lambda r, e: r.findings.append(
+        Finding(str(e.get("kind", "")), int(e.get("step", 0) or 0), str(e.get("evidence", "")))),
+    Event.BUDGET_EXTENDED: lambda r, e: setattr(r, "extended_to", int(e.get("limit", 0)) or None),
+    Event.TRAIN_FACTS: lambda r, e: r.facts.update({k: v for k, v in e.items()
+                                                   if k not in ("event", "rank")}),
+    Event.WOULD_STOP: lambda r, e: setattr(r, "symptom", r.symptom or _symptom(e)),
     Event.SAMPLED: lambda r, e: r.sampled.append(_sampled(e)),
 }
 

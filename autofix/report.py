@@ -120,6 +120,8 @@ def print_summary(console: Console, result: SessionResult, repo_dir: str = "") -
         sha = "dry-run " if result.dry_run else fix.commit[:8]
         console.print(f"  {sha}  [bold]{fix.category}[/bold]  "
                       f"{escape(fix.summary)}  [dim]{fix.file}:{fix.line}[/dim]")
+    for finding in result.findings:  # not failures: what a person should know (issue 8)
+        console.print(f"  finding [bold]{finding.kind}[/bold]: {escape(finding.evidence)}")
     diag = result.last_diagnosis
     if diag is not None and result.status is not Status.FIXED:
         for line in diag.details:

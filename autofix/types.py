@@ -146,6 +146,17 @@ class SampledSplit:
     label_max: float | None = None
 
 
+@dataclass(frozen=True)
+class Finding:
+    """Something a healthy run showed that a person should know, not a failure:
+    ``kind`` (``learning-slowly``, ``constant-prediction``, ``regression-on-class-ids``,
+    ...), the step it was found at (0: not tied to a step) and the evidence line."""
+
+    kind: str
+    step: int
+    evidence: str
+
+
 @dataclass
 class ProbeReport:
     """Everything the probe inside the child reported, in arrival order."""
@@ -166,7 +177,10 @@ class ProbeReport:
     rank: int | None = None  # issue 12: the rank whose exception is ``exception`` (launchers)
     sampled: list[SampledSplit] = field(default_factory=list)
     #: Preflight findings at ``Trainer.train()``: (check name, the exception it raised).
-    findings: list[tuple[str, ExceptionInfo]] = field(default_factory=list)
+    preflight: list[tuple[str, ExceptionInfo]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # e.g. learning-slowly
+    extended_to: int | None = None  # the step budget after an unclear verdict extended it
+    facts: dict[str, Any] = field(default_factory=dict)  # "train_facts" event (issue 8)
 
 
 class RunOutcome(str, enum.Enum):
@@ -397,6 +411,7 @@ class SessionResult:
     diff_stat: str = ""  # ``git diff --stat`` of the branch against ``base``
     dry_run: bool = False  # nothing was written: the fixes are only shown
     earlier_fixes: int = 0  # autofix commits already on a --resume'd branch
+    findings: list[Finding] = field(default_factory=list)  # from the last (healthy) run
     #: Things a person should know that did not stop the session: a recipe that crashed
     #: (a bug in autofix, with its traceback log), a probe that failed in the child.
     warnings: list[str] = field(default_factory=list)
@@ -424,6 +439,8 @@ class SessionResult:
                  "reason": d.reason}
                 for d in self.dropped
             ],
+            "findings": [{"kind": f.kind, "step": f.step, "evidence": f.evidence}
+                         for f in self.findings],
             "runs": [
                 {
                     "n": r.n,

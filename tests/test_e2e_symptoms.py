@@ -15,9 +15,11 @@ Repo = Callable[[dict[str, str | Path]], git.Repo]
 pytestmark = pytest.mark.e2e
 
 
-def repair(repo: git.Repo, script: str) -> tuple[int, dict[str, object], str]:
+def repair(repo: git.Repo, script: str, *extra: str,
+           timeout: float = 600) -> tuple[int, dict[str, object], str]:
     root = Path(str(repo.working_tree_dir))
-    done = run_autofix([script, "--branch", "fixes", "--report", "../report.json"], root)
+    done = run_autofix([script, "--branch", "fixes", "--report", "../report.json", *extra],
+                       root, timeout=timeout)
     report = json.loads((root.parent / "report.json").read_text())
     return done.returncode, report, done.stdout + done.stderr
 
@@ -26,7 +28,8 @@ def test_hand_written_loop_stall_is_lr_too_high(scratch_repo: Repo) -> None:
     repo = scratch_repo({"train.py": SAMPLES / "course_pt_loop_mnli.py",
                          "data": SAMPLES / "data"})
     before = snapshot(repo)
-    code, report, out = repair(repo, "train.py")
+    # a flat stall is judged at the end of the extended budget (120 steps): more time
+    code, report, out = repair(repo, "train.py", timeout=1500)
     assert code == 0, out
     assert snapshot(repo) == before
     runs = report["runs"]
@@ -74,3 +77,27 @@ def test_real_nan_is_traced_to_its_step_and_samples(scratch_repo: Repo) -> None:
     assert "all 16 labels of that batch are -100" in evidence
     assert "batch sample 0: label -100" in out
     assert "fixes" not in repo.heads
+
+
+def test_correct_slow_script_is_clean_with_a_learning_slowly_finding(
+        scratch_repo: Repo) -> None:
+    """Issue 8: a correct script at lr 2e-5, batch 8, 3 classes learns slowly; autofix must
+    not call that a stall: exit 0, status clean, no branch, the finding in the report.
+    ``--max-steps 30`` keeps it short (the extension then ends at step 60; measured on
+    the grid, such runs stay near ln C for 60-80 steps)."""
+    source = (SAMPLES / "course_pt_loop_mnli.py").read_text()
+    source = source.replace("torch.optim.Adam(model.parameters())",
+                            "torch.optim.AdamW(model.parameters(), lr=2e-5)")
+    source = source.replace("batch_size=16", "batch_size=8")
+    repo = scratch_repo({"train.py": source, "data": SAMPLES / "data"})
+    code, report, out = repair(repo, "train.py", "--max-steps", "30", timeout=1500)
+    assert code == 0, out
+    assert report["status"] == "clean" and report["fixes"] == [] and report["branch"] is None
+    assert "fixes" not in repo.heads
+    runs = report["runs"]
+    assert isinstance(runs, list) and len(runs) == 1 and runs[0]["category"] == ""
+    findings = report["findings"]
+    assert isinstance(findings, list)
+    assert [f["kind"] for f in findings] == ["learning-slowly"], (runs, findings)
+    assert "budget extended to 60 steps" in runs[0]["evidence"]
+    assert "finding learning-slowly" in out

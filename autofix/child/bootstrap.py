@@ -46,7 +46,7 @@ def load_child_package() -> types.ModuleType:
 
 
 load_child_package()
-from _autofix_child.events import AutofixStop, Event, emit  # noqa: E402
+from _autofix_child.events import AutofixStop, Event, emit, train_facts  # noqa: E402
 from _autofix_child.preflight import PreflightFailure  # noqa: E402
 from _autofix_child.probes import install  # noqa: E402
 
@@ -114,6 +114,7 @@ def run(patched: str, original: str, argv: list[str]) -> int:
         code = compile(source, original, "exec", dont_inherit=True)
         exec(code, main.__dict__)
     except AutofixStop as stop:  # budget reached or symptom confirmed in a hand-written loop
+        train_facts()
         emit(Event.EXIT, code=0, stopped=str(stop))
         return 0
     except PreflightFailure as failure:  # a failure recorded before fit, now reported
@@ -122,16 +123,19 @@ def run(patched: str, original: str, argv: list[str]) -> int:
         sys.stderr.write(failure.text)
         return 1
     except SystemExit as exc:
+        train_facts()
         code_ = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if code_ != 0:
             emit(Event.EXCEPTION, **describe_exception(exc))
         emit(Event.EXIT, code=code_)
         raise
     except BaseException as exc:
+        train_facts()
         emit(Event.EXCEPTION, **describe_exception(exc))
         emit(Event.EXIT, code=1)
         traceback.print_exception(type(exc), exc, user_traceback(exc))
         return 1
+    train_facts()
     emit(Event.EXIT, code=0)
     return 0
 

@@ -16,7 +16,7 @@ import math
 import os
 from typing import Any
 
-from .symptoms import LossMonitor
+from .symptoms import EXTENSION, LossMonitor
 
 PROBE_FILE = os.environ.get("AUTOFIX_PROBE_FILE", "")
 MAX_STEPS = int(os.environ.get("AUTOFIX_MAX_STEPS", "0") or 0)
@@ -40,7 +40,11 @@ class Event:
     EARLY_EVAL = "early_eval"
     PROBE_ERROR = "probe_error"
     EXIT = "exit"
+    PREFLIGHT = "preflight"
     FINDING = "finding"
+    BUDGET_EXTENDED = "budget_extended"
+    TRAIN_FACTS = "train_facts"
+    WOULD_STOP = "would_stop"
     SAMPLED = "sampled"
 
 
@@ -70,12 +74,26 @@ EVENTS: dict[str, tuple[str, ...]] = {
     Event.EXIT: ("code", "stopped"),
     # a preflight check that failed (issue 10): the check's name and the exception the
     # run would raise (as ``exception``)
-    Event.FINDING: ("check", "type", "message", "frames", "chain"),
+    Event.PREFLIGHT: ("check", "type", "message", "frames", "chain"),
+    # something a healthy run showed (issue 8: learning-slowly...), not a failure
+    Event.FINDING: ("kind", "step", "evidence"),
+    # an unclear stall verdict at the budget: training goes on to ``limit`` (issue 8)
+    Event.BUDGET_EXTENDED: ("step", "limit", "window_mean", "reason"),
+    # facts gathered over the run for the "trains wrongly" findings (issue 8): parameter
+    # counts and dtype, optimizer steps, backward and zero_grad calls
+    Event.TRAIN_FACTS: ("params_total", "params_trainable", "param_dtype", "optimizer_steps",
+                        "backward_calls", "zero_grad_calls"),
+    # record-only benchmark mode: the symptom that would have stopped the run
+    Event.WOULD_STOP: ("kind", "step", "evidence", "num_classes", "num_labels", "samples",
+                       "analysis_error"),
     # a dataset split cut for a diagnosis run (--sample-rows), with the whole split's
     # label range
     Event.SAMPLED: ("origin", "split", "rows", "kept", "label_column", "label_min",
                     "label_max"),
 }
+#: ``1``: a stall verdict is recorded (``would_stop`` event) but training goes on, so the
+#: whole curve is seen (benchmarks replay it; autofix itself never sets this).
+RECORD_ONLY = os.environ.get("AUTOFIX_RECORD_ONLY", "") == "1"
 
 
 class AutofixStop(BaseException):
@@ -86,12 +104,17 @@ class AutofixStop(BaseException):
 class State:
     steps = 0
     stop = ""  # "", "budget" or "symptom"
+    limit = MAX_STEPS  # the step budget, raised once when the verdict is unclear
+    stall_seen = False  # record-only mode: a stall verdict was already recorded
     in_trainer = 0  # >0 while Trainer.train runs: its own probe records the steps
     evaluated = False  # the early evaluation ran (once per run)
     preflighted = False  # the preflight checks ran (once per run, at the first train())
     pending_loss: float | None = None  # last scalar given to Tensor.backward
     last_batch: Any = None  # (labels, logits, num_labels) of the last HF forward with labels
     monitor = LossMonitor()
+    backward_calls = 0  # Tensor.backward on a scalar outside Trainer (hand loops)
+    zero_grad_calls = 0  # optimizer.zero_grad / model.zero_grad outside Trainer
+    model_facts: dict[str, Any] = {}  # parameter counts and dtype, taken once
 
 
 def emit(event: str, **data: Any) -> None:
@@ -119,23 +142,83 @@ def _json_number(value: float | None) -> Any:
 
 
 def record_step(loss: float | None, lr: float | None) -> bool:
-    """Record one optimizer step; True when training must stop now (budget or symptom)."""
+    """Record one optimizer step; True when training must stop now (budget or symptom).
+
+    At the step budget an unclear run (the loss not clearly under chance, nothing
+    confirmed) is extended once by ``EXTENSION`` x the budget (event ``budget_extended``);
+    at the end of the budget the monitor's final verdict is a ``symptom`` or a ``finding``
+    (``learning-slowly``, not a failure).
+    """
     State.steps += 1
     step = State.steps
     emit(Event.STEP, step=step, loss=_json_number(loss), lr=lr)
     if loss is not None:
-        symptom = State.monitor.add(loss)
-        if symptom is not None:
-            analysis = batch_analysis() if symptom.kind == "nan-loss" else {}
-            emit(Event.SYMPTOM, kind=symptom.kind, step=symptom.step, evidence=symptom.evidence,
-                 num_classes=State.monitor.num_classes, **analysis)
-            State.stop = "symptom"
+        symptom = State.monitor.add(loss, lr)
+        if symptom is not None and _confirm(symptom):
             return True
-    if MAX_STEPS and step >= MAX_STEPS:
+    if MAX_STEPS and step >= State.limit:
+        if State.limit == MAX_STEPS and State.monitor.should_extend():
+            State.limit = MAX_STEPS + max(1, round(EXTENSION * MAX_STEPS))
+            emit("budget_extended", step=step, limit=State.limit,
+                 window_mean=_json_number(State.monitor.window_mean()),
+                 reason="the loss is not clearly under the chance level yet and no stall "
+                        "is proven: training goes on before the verdict")
+            return False
+        final = State.monitor.final()
+        if final is not None and final.kind == "learning-slowly":
+            emit("finding", kind=final.kind, step=final.step, evidence=final.evidence)
+        elif final is not None and _confirm(final):
+            return True
         emit(Event.BUDGET_REACHED, step=step)
         State.stop = "budget"
         return True
     return False
+
+
+def _confirm(symptom: Any) -> bool:
+    """Emit a confirmed symptom; True when training must stop for it."""
+    if RECORD_ONLY and symptom.kind != "nan-loss":
+        if not State.stall_seen:
+            State.stall_seen = True
+            emit("would_stop", kind=symptom.kind, step=symptom.step, evidence=symptom.evidence)
+        return False
+    analysis = batch_analysis() if symptom.kind == "nan-loss" else {}
+    emit("symptom", kind=symptom.kind, step=symptom.step, evidence=symptom.evidence,
+         num_classes=State.monitor.num_classes, **analysis)
+    State.stop = "symptom"
+    return True
+
+
+def train_facts() -> None:
+    """Emit what the run did that the loss cannot show (event ``train_facts``): optimizer
+    steps, scalar ``backward`` calls and ``zero_grad`` calls of a hand loop, and the
+    trained model's parameter counts and dtype. Called once, when the script ends.
+
+    A training that ended by itself before the (extended) budget gets the monitor's final
+    verdict here, as it would have at the budget."""
+    if not State.stop and State.monitor.losses:
+        final = State.monitor.final()
+        if final is not None and final.kind == "learning-slowly":
+            emit("finding", kind=final.kind, step=final.step, evidence=final.evidence)
+        elif final is not None:
+            _confirm(final)
+    emit("train_facts", optimizer_steps=State.steps, backward_calls=State.backward_calls,
+         zero_grad_calls=State.zero_grad_calls, **State.model_facts)
+
+
+def note_model(model: Any) -> None:
+    """Take the model's trainable/total parameter counts and first dtype (once a run)."""
+    if State.model_facts or model is None:
+        return
+    try:
+        params = list(model.parameters())
+        State.model_facts = {
+            "params_total": sum(p.numel() for p in params),
+            "params_trainable": sum(p.numel() for p in params if p.requires_grad),
+            "param_dtype": str(params[0].dtype) if params else "",
+        }
+    except Exception as exc:  # noqa: BLE001
+        State.model_facts = {"model_facts_error": repr(exc)}
 
 
 def batch_analysis() -> dict[str, Any]:

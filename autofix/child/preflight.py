@@ -16,7 +16,7 @@ on the real objects and independent of the others:
 4. ``labels``: the labels of the whole split against the head (``num_labels``), through the
    real loss (``cross_entropy`` on the largest label).
 
-Each failing check emits a ``finding`` event holding the exception the run would raise
+Each failing check emits a ``preflight`` event holding the exception the run would raise
 (type, message, frames, chain). The checks never change the Trainer: the dataloader is
 rebuilt by training, the model is put back in training mode.
 
@@ -112,7 +112,7 @@ def _record(exc: BaseException, check: str) -> None:
     text = "".join(traceback.format_list(outer)) + "".join(
         traceback.format_exception(type(exc), exc, exc.__traceback__))
     Pending.failures.append((description, text))
-    emit("finding", **description)
+    emit("preflight", **description)
 
 
 class _Placeholder:
@@ -253,7 +253,7 @@ def _labels_against_head(trainer: Any, dataset: Any) -> None:
 
 def run_checks(trainer: Any) -> list[Exception]:
     """Every check on ``trainer``; returns the exceptions found, in check order (each also
-    emitted as a ``finding`` event)."""
+    emitted as a ``preflight`` event)."""
     findings: list[dict[str, Any]] = []
     errors: list[Exception] = []
 
@@ -277,5 +277,5 @@ def run_checks(trainer: Any) -> list[Exception]:
         attempt("collate-tokenized", _collate_sibling, trainer, sibling)
     attempt("labels", _labels_against_head, trainer, dataset)
     for finding in findings:
-        emit("finding", **finding)
+        emit("preflight", **finding)
     return errors

