@@ -13,23 +13,16 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.recipe import (
-    TOKENIZER_PATTERN,
-    TRAINER_PATTERN,
-    Example,
-    Recipe,
-    append_keyword,
-    keyword,
-    replace_keyword,
-)
+from autofix.recipe import Example, append_keyword, code, keyword, replace_keyword
 from autofix.versions import at_least
+from recipes._scope import PlannedEdits, apply_tokenizer_plan
 
 _TOKENIZER_ARGS = ("processing_class", "tokenizer")
 #: transformers 4.46.0 introduced ``Trainer(processing_class=...)``.
 PROCESSING_CLASS_SINCE = "4.46.0"
 
 
-class PadWithTokenizer(Recipe):
+class PadWithTokenizer(PlannedEdits):
     id = "ragged-batch"
     category = "ragged-batch"
     title = "give Trainer the tokenizer so batches are padded"
@@ -108,39 +101,46 @@ class PadWithTokenizer(Recipe):
         ),
     )
 
-    TRACK = {"tokenizer": TOKENIZER_PATTERN}
     nothing_to_do = "no Trainer(...) call to give a tokenizer"
 
-    def _collator(self, tokenizer: str) -> cst.Call:
+    def _collator(self, tokenizer: cst.BaseExpression) -> cst.Call:
         AddImportsVisitor.add_needed_import(self.context, "transformers",
                                             "DataCollatorWithPadding")
-        return cst.Call(func=cst.Name("DataCollatorWithPadding"),
-                        args=[cst.Arg(cst.Name(tokenizer))])
+        return cst.Call(func=cst.Name("DataCollatorWithPadding"), args=[cst.Arg(tokenizer)])
 
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not self.is_qualified(original_node.func, TRAINER_PATTERN):
-            return updated_node
-        tokenizer = self.latest("tokenizer")
-        if tokenizer is None:
-            self.reason = "no tokenizer variable (X = AutoTokenizer.from_pretrained(...)) found"
-            return updated_node
-        collator = keyword(updated_node, "data_collator")
-        if collator is not None:
-            if "Padding" in cst.Module([]).code_for_node(collator.value):
-                self.reason = "Trainer already has a padding data_collator"
-                return updated_node
-            self.changed(original_node, f"data_collator=DataCollatorWithPadding({tokenizer})")
-            return replace_keyword(updated_node, "data_collator", self._collator(tokenizer))
-        if any(keyword(updated_node, name) for name in _TOKENIZER_ARGS):
+    def prepare(self, tree: cst.Module) -> None:
+        for call in self.program.calls:
+            if self.program.is_trainer_call(call):
+                self._fix(call)
+
+    def _fix(self, call: cst.Call) -> None:
+        collator = keyword(call, "data_collator")
+        if collator is not None and "Padding" in code(collator.value):
+            self.reason = "Trainer already has a padding data_collator"
+            return
+        if collator is None and any(keyword(call, name) for name in _TOKENIZER_ARGS):
             self.reason = "Trainer already has the tokenizer and no data_collator"
-            return updated_node
+            return
+        plan = self.program.tokenizer_at(call)
+        if isinstance(plan, str):
+            self.reason = plan
+            return
+        apply_tokenizer_plan(self, plan)
+        tok, told = plan.expr, plan.describe()
         version = self.rc.versions.get("transformers")
-        if version is None:
-            self.changed(original_node, f"data_collator=DataCollatorWithPadding({tokenizer})")
-            return append_keyword(updated_node, "data_collator", self._collator(tokenizer))
+        if collator is not None or version is None:
+            edit = replace_keyword if collator is not None else append_keyword
+            self.plan_edit(call, lambda n: edit(_call(n), "data_collator", self._collator(tok)),
+                           f"data_collator=DataCollatorWithPadding({told})")
+            return
         name = "processing_class" if at_least(version, PROCESSING_CLASS_SINCE) else "tokenizer"
-        self.changed(original_node, f"{name}={tokenizer} (transformers {version})")
-        return append_keyword(updated_node, name, cst.Name(tokenizer))
+        self.plan_edit(call, lambda n: append_keyword(_call(n), name, tok),
+                       f"{name}={told} (transformers {version})")
 
     def summary(self) -> str:
         return f"give Trainer the tokenizer so batches are padded ({', '.join(self.edits)})"
+
+
+def _call(node: cst.CSTNode) -> cst.Call:
+    assert isinstance(node, cst.Call)
+    return node
