@@ -6,8 +6,8 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.recipe import append_keyword, code, keyword
-from recipes._scope import PlannedEdits, apply_tokenizer_plan
+from autofix.recipe import code, keyword
+from recipes._scope import PlannedEdits, append_kw, apply_tokenizer_plan
 
 
 class AddPaddingCollator(PlannedEdits):
@@ -35,10 +35,5 @@ class AddPaddingCollator(PlannedEdits):
             AddImportsVisitor.add_needed_import(self.context, "transformers",
                                                 "DataCollatorWithPadding")
             collator = cst.parse_expression(self.collator(code(plan.expr)))
-            self.plan_edit(call, lambda n, c=collator: append_keyword(_call(n), "collate_fn", c),
+            self.plan_edit(call, append_kw("collate_fn", collator),
                            f"collate_fn={self.collator(plan.describe())}")
-
-
-def _call(node: cst.CSTNode) -> cst.Call:
-    assert isinstance(node, cst.Call)
-    return node

@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
+from typing import cast
 
 import libcst as cst
 import libcst.matchers as m
@@ -37,7 +39,14 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from autofix.recipe import TOKENIZER_PATTERN, TRAINER_PATTERN, Recipe, append_keyword, code
+from autofix.recipe import (
+    TOKENIZER_PATTERN,
+    TRAINER_PATTERN,
+    Recipe,
+    append_keyword,
+    code,
+    replace_keyword,
+)
 
 #: How deep :meth:`Program.values` follows a value (assignments, returns, call sites).
 MAX_DEPTH = 12
@@ -49,16 +58,13 @@ class PlannedEdits(Recipe):
     """A recipe whose edits are planned on the original tree (``self.plan``: original node
     -> rewrite of its updated copy) and applied while the tree is rebuilt."""
 
-    METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider, ScopeProvider,
-                             ParentNodeProvider)
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider,  # type: ignore[assignment]
+                             ScopeProvider, ParentNodeProvider)
 
     def plan_edit(self, node: cst.CSTNode, edit: Edit, description: str) -> None:
         """Rewrite ``node`` with ``edit`` (several edits of one node compose in order)."""
         previous = self.plan.get(node)
-        if previous is None:
-            self.plan[node] = edit
-        else:
-            self.plan[node] = lambda n, p=previous, e=edit: e(p(n))
+        self.plan[node] = edit if previous is None else _compose(previous, edit)
         self.changed(node, description)
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
@@ -70,12 +76,12 @@ class PlannedEdits(Recipe):
     def prepare(self, tree: cst.Module) -> None:
         """Plan the edits (subclasses); raise :class:`NotApplicable` to decline."""
 
-    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode
-                 ) -> cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]:
+    def on_leave(self, original_node: cst.CSTNodeT, updated_node: cst.CSTNodeT
+                 ) -> cst.CSTNodeT | cst.RemovalSentinel:
         updated = super().on_leave(original_node, updated_node)
         edit = self.plan.get(original_node)
         if edit is not None and isinstance(updated, cst.CSTNode):
-            return edit(updated)
+            return cast(cst.CSTNodeT, edit(updated))
         return updated
 
 
@@ -357,13 +363,17 @@ class Program:
     def same_value(self, a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
         """True when ``a`` and ``b`` hold the same value as far as the module shows (a
         common origin, or the same name bound the same way)."""
-        if isinstance(a, cst.Name) and isinstance(b, cst.Name) and a.value == b.value \
-                and set(self.resolve(a.value, a)) == set(self.resolve(b.value, b)):
-            return True
         if isinstance(a, cst.Subscript) and isinstance(b, cst.Subscript):
             return code(a.slice[0]) == code(b.slice[0]) and self.same_value(a.value, b.value)
-        mine = {v for v in self.values(a) if v is not a}
-        return any(v in mine for v in self.values(b) if v is not b)
+        mine = {self._key(v) for v in self.values(a)}
+        return any(self._key(v) in mine for v in self.values(b))
+
+    def _key(self, value: cst.CSTNode) -> object:
+        """Identity of a value: the node, or for a name nothing more is known about, the
+        name with the bindings it resolves to."""
+        if isinstance(value, cst.Name):
+            return ("name", value.value, frozenset(self.resolve(value.value, value)))
+        return value
 
     def is_tokenizer(self, expr: cst.BaseExpression) -> bool:
         """True when some value of ``expr`` is made by ``AutoTokenizer.from_pretrained``
@@ -404,7 +414,8 @@ class Program:
                 return node
         cls = self.class_of(at)
         if cls is not None:
-            attrs = sorted({a.target.attr.value for a in _self_targets(cls)},
+            attrs = sorted({cast(cst.Attribute, a.target).attr.value
+                            for a in _self_targets(cls)},
                            key=lambda n: "tok" not in n.lower())
             for attr in attrs:
                 if any(self.is_tokenizer(v) for v in self.self_assignments(at, attr)):
@@ -513,21 +524,51 @@ def apply_tokenizer_plan(recipe: PlannedEdits, plan: TokenizerPlan) -> None:
     """Plan the parameter and call-site edits that thread ``plan``'s tokenizer in."""
     for func, name in plan.params:
         recipe.program.threaded[func] = name
-        recipe.plan_edit(func, lambda n, nm=name: add_keyword_only(_as_func(n), nm),
+        recipe.plan_edit(func, partial(_add_param, name=name),
                          f"new parameter {name} of {func.name.value}()")
     for site, name, value in plan.passes:
-        recipe.plan_edit(site, lambda n, nm=name, v=value: append_keyword(_as_call(n), nm, v),
+        recipe.plan_edit(site, append_kw(name, value),
                          f"pass {name}={code(value)} at line {recipe.program.line(site)}")
 
 
-def _as_func(node: cst.CSTNode) -> cst.FunctionDef:
+def _compose(first: Edit, second: Edit) -> Edit:
+    def run(node: cst.CSTNode) -> cst.CSTNode:
+        return second(first(node))
+    return run
+
+
+def _add_param(node: cst.CSTNode, name: str) -> cst.CSTNode:
     assert isinstance(node, cst.FunctionDef)
-    return node
+    return add_keyword_only(node, name)
 
 
-def _as_call(node: cst.CSTNode) -> cst.Call:
+def _append(node: cst.CSTNode, name: str, value: cst.BaseExpression) -> cst.CSTNode:
     assert isinstance(node, cst.Call)
-    return node
+    return append_keyword(node, name, value)
+
+
+def _replace(node: cst.CSTNode, name: str, value: cst.BaseExpression) -> cst.CSTNode:
+    assert isinstance(node, cst.Call)
+    return replace_keyword(node, name, value)
+
+
+def _same(_node: cst.CSTNode, value: cst.CSTNode) -> cst.CSTNode:
+    return value
+
+
+def append_kw(name: str, value: cst.BaseExpression) -> Edit:
+    """Edit: the call with ``name=value`` appended (:func:`autofix.recipe.append_keyword`)."""
+    return partial(_append, name=name, value=value)
+
+
+def replace_kw(name: str, value: cst.BaseExpression) -> Edit:
+    """Edit: the call with its ``name=`` argument's value replaced."""
+    return partial(_replace, name=name, value=value)
+
+
+def replace_with(value: cst.CSTNode) -> Edit:
+    """Edit: the node replaced by ``value``."""
+    return partial(_same, value=value)
 
 
 def string_value(node: cst.BaseExpression) -> str | None:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.recipe import Example, append_keyword, code, keyword, replace_keyword
+from autofix.recipe import Example, code, keyword
 from autofix.versions import at_least
-from recipes._scope import PlannedEdits, apply_tokenizer_plan
+from recipes._scope import PlannedEdits, append_kw, apply_tokenizer_plan, replace_kw
 
 _TOKENIZER_ARGS = ("processing_class", "tokenizer")
 #: transformers 4.46.0 introduced ``Trainer(processing_class=...)``.
@@ -99,6 +99,70 @@ class PadWithTokenizer(PlannedEdits):
         Example(  # no tokenizer variable to give
             before="from transformers import Trainer\nTrainer(model, args)\n",
         ),
+        Example(  # the tokenizer is threaded in: new parameter, passed at the call site
+            before=(
+                "from transformers import AutoTokenizer, Trainer\n"
+                "def load_tokenizer(cfg):\n"
+                "    return AutoTokenizer.from_pretrained(cfg.model)\n"
+                "def build(model, train):\n"
+                "    return Trainer(model=model, train_dataset=train)\n"
+                "def main():\n"
+                "    tok = load_tokenizer(cfg)\n"
+                "    build(model, data)\n"
+            ),
+            after=(
+                "from transformers import AutoTokenizer, Trainer\n"
+                "def load_tokenizer(cfg):\n"
+                "    return AutoTokenizer.from_pretrained(cfg.model)\n"
+                "def build(model, train, *, tokenizer=None):\n"
+                "    return Trainer(model=model, train_dataset=train, processing_class=tokenizer)\n"
+                "def main():\n"
+                "    tok = load_tokenizer(cfg)\n"
+                "    build(model, data, tokenizer=tok)\n"
+            ),
+        ),
+        Example(  # a class keeping the tokenizer in self.tokenizer
+            before=(
+                "import transformers\n"
+                "class Job:\n"
+                "    def __init__(self, ckpt):\n"
+                "        self.tokenizer = transformers.AutoTokenizer.from_pretrained(ckpt)\n"
+                "    def train(self, model, ds):\n"
+                "        return transformers.Trainer(model, train_dataset=ds)\n"
+            ),
+            after=(
+                "import transformers\n"
+                "class Job:\n"
+                "    def __init__(self, ckpt):\n"
+                "        self.tokenizer = transformers.AutoTokenizer.from_pretrained(ckpt)\n"
+                "    def train(self, model, ds):\n"
+                "        return transformers.Trainer(model, train_dataset=ds, "
+                "processing_class=self.tokenizer)\n"
+            ),
+        ),
+        Example(  # a training function taking the tokenizer as a keyword argument
+            before=(
+                "from transformers import AutoTokenizer, Trainer\n"
+                "def train(model, ds, *, tokenizer=None):\n"
+                "    Trainer(model, train_dataset=ds).train()\n"
+                "train(model, ds, tokenizer=AutoTokenizer.from_pretrained(ckpt))\n"
+            ),
+            after=(
+                "from transformers import AutoTokenizer, Trainer\n"
+                "def train(model, ds, *, tokenizer=None):\n"
+                "    Trainer(model, train_dataset=ds, processing_class=tokenizer).train()\n"
+                "train(model, ds, tokenizer=AutoTokenizer.from_pretrained(ckpt))\n"
+            ),
+        ),
+        Example(  # the tokenizer lives in main(), which never calls build(): no name to use
+            before=(
+                "from transformers import AutoTokenizer, Trainer\n"
+                "def build(model):\n"
+                "    return Trainer(model)\n"
+                "def main():\n"
+                "    tok = AutoTokenizer.from_pretrained(ckpt)\n"
+            ),
+        ),
     )
 
     nothing_to_do = "no Trainer(...) call to give a tokenizer"
@@ -129,18 +193,13 @@ class PadWithTokenizer(PlannedEdits):
         tok, told = plan.expr, plan.describe()
         version = self.rc.versions.get("transformers")
         if collator is not None or version is None:
-            edit = replace_keyword if collator is not None else append_keyword
-            self.plan_edit(call, lambda n: edit(_call(n), "data_collator", self._collator(tok)),
+            edit = replace_kw if collator is not None else append_kw
+            self.plan_edit(call, edit("data_collator", self._collator(tok)),
                            f"data_collator=DataCollatorWithPadding({told})")
             return
         name = "processing_class" if at_least(version, PROCESSING_CLASS_SINCE) else "tokenizer"
-        self.plan_edit(call, lambda n: append_keyword(_call(n), name, tok),
+        self.plan_edit(call, append_kw(name, tok),
                        f"{name}={told} (transformers {version})")
 
     def summary(self) -> str:
         return f"give Trainer the tokenizer so batches are padded ({', '.join(self.edits)})"
-
-
-def _call(node: cst.CSTNode) -> cst.Call:
-    assert isinstance(node, cst.Call)
-    return node

@@ -12,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from autofix.recipe import Example, code
-from recipes._scope import PlannedEdits, map_receiver
+from recipes._scope import PlannedEdits, map_receiver, replace_with
 
 #: Trainer's positional parameters: model, args, data_collator, train_dataset, eval_dataset.
 _POSITIONS = {3: "train_dataset", 4: "eval_dataset"}
@@ -66,6 +66,62 @@ class RawDatasetToTokenized(PlannedEdits):
                 "Trainer(model, args, train_dataset=raw['train'])\n"
             ),
         ),
+        Example(  # followed through functions: a parameter filled at the call site, a
+            # helper returning the mapped splits; the edit is made where both are in scope
+            before=(
+                "from transformers import Trainer\n"
+                "def encode(splits, tok):\n"
+                "    return splits.map(tok, batched=True)\n"
+                "def build(model, train_ds):\n"
+                "    return Trainer(model=model, train_dataset=train_ds)\n"
+                "def main():\n"
+                "    splits = load()\n"
+                "    encoded = encode(splits, tok)\n"
+                "    trainer = build(model, splits['train'])\n"
+            ),
+            after=(
+                "from transformers import Trainer\n"
+                "def encode(splits, tok):\n"
+                "    return splits.map(tok, batched=True)\n"
+                "def build(model, train_ds):\n"
+                "    return Trainer(model=model, train_dataset=train_ds)\n"
+                "def main():\n"
+                "    splits = load()\n"
+                "    encoded = encode(splits, tok)\n"
+                "    trainer = build(model, encoded['train'])\n"
+            ),
+        ),
+        Example(  # a helper returning a tuple of mapped splits, a Trainer subclass
+            before=(
+                "from transformers import Trainer\n"
+                "class MyTrainer(Trainer):\n"
+                "    pass\n"
+                "def tokenize(a, b):\n"
+                "    return a.map(f).remove_columns(['text']), b.map(f)\n"
+                "train_raw, eval_raw = load()\n"
+                "train_enc, eval_enc = tokenize(train_raw, eval_raw)\n"
+                "MyTrainer(model, args, train_dataset=train_raw, eval_dataset=eval_raw)\n"
+            ),
+            after=(
+                "from transformers import Trainer\n"
+                "class MyTrainer(Trainer):\n"
+                "    pass\n"
+                "def tokenize(a, b):\n"
+                "    return a.map(f).remove_columns(['text']), b.map(f)\n"
+                "train_raw, eval_raw = load()\n"
+                "train_enc, eval_enc = tokenize(train_raw, eval_raw)\n"
+                "MyTrainer(model, args, train_dataset=train_enc, eval_dataset=eval_enc)\n"
+            ),
+        ),
+        Example(  # the tokenized split is not in scope where Trainer is built: declined
+            before=(
+                "from transformers import Trainer\n"
+                "def build(model, train_ds):\n"
+                "    return Trainer(model=model, train_dataset=train_ds)\n"
+                "def prep():\n"
+                "    tokenized = raw.map(tok)\n"
+            ),
+        ),
     )
 
     def prepare(self, tree: cst.Module) -> None:
@@ -87,7 +143,7 @@ class RawDatasetToTokenized(PlannedEdits):
             return
         new = self._counterpart(expr, base, at)
         if new is not None:
-            self.plan_edit(expr, lambda _n, v=new: v,
+            self.plan_edit(expr, replace_with(new),
                            f"{name}={code(expr)} -> {code(new)} (line {program.line(expr)})")
             return
         func = program.function_of(at)
