@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
+from autofix.advice import advice_for
 from autofix.categories import CATEGORIES, LR_TOO_HIGH, TIMEOUT, UNKNOWN, Category, get_category
 from autofix.traceback_text import parse_traceback
 from autofix.types import (
@@ -108,7 +110,7 @@ def diagnose(run: RunResult, script: Path) -> Diagnosis:
     if exc.short_type == "EOFError" and any(f.function == "<module>" or "input" in f.text
                                             for f in exc.frames):
         hint = _STDIN_HINT
-    return Diagnosis(
+    diagnosis = Diagnosis(
         category=category.id,
         evidence=evidence[:300],
         file=str(script) if frame else "",
@@ -117,6 +119,8 @@ def diagnose(run: RunResult, script: Path) -> Diagnosis:
         details=key_lines(exc, script),
         hint=hint,
     )
+    advice = advice_for(diagnosis, run.probe)  # the probe's facts say what to change
+    return dataclasses.replace(diagnosis, hint=advice) if advice else diagnosis
 
 
 def diagnose_symptom(run: RunResult) -> Diagnosis | None:
