@@ -25,7 +25,7 @@ import sys
 import time
 import traceback
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,6 +83,12 @@ class Figures:
     not_identical: int = 0
     problems: list[str] = field(default_factory=list)
     applied_by: Counter[str] = field(default_factory=Counter)
+
+    def brief(self) -> str:
+        """The running figures on one line."""
+        return (f"{self.inputs} inputs, {self.applied} applied, crashes {self.crashes}, "
+                f"unparsable {self.unparsable}, non-idempotent {self.non_idempotent}, "
+                f"not identical {self.not_identical}")
 
     @property
     def bad(self) -> int:
@@ -151,23 +157,21 @@ def corpus_files(limit: int = 0) -> list[Path]:
     return files[:limit] if limit else files
 
 
-def generated_programs(count: int, seed: int = 0) -> Iterator[str]:
-    """``count`` programs from hypothesmith (``from_node``: LibCST-built, so parsable)."""
+def generated_programs(count: int, each: Callable[[str], None], seed: int = 0) -> None:
+    """Call ``each`` on ``count`` programs from hypothesmith (``from_node``: built from LibCST
+    nodes, so they parse), as they are generated."""
     import hypothesmith
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hseed
-
-    out: list[str] = []
 
     @hseed(seed)
     @settings(max_examples=count, database=None, deadline=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
     @given(hypothesmith.from_node())
     def collect(source: str) -> None:
-        out.append(source)
+        each(source)
 
     collect()
-    yield from out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -175,23 +179,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=0, help="first N corpus files (0: all)")
     parser.add_argument("--programs", type=int, default=10_000)
     parser.add_argument("--show", type=int, default=10, help="problems to print")
+    parser.add_argument("--fuzz-first", action="store_true", help="skip the corpus")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     corpus = Figures()
     files = corpus_files(args.files)
     for i, path in enumerate(files):
+        if args.fuzz_first:
+            break
         check_source(path.read_text(encoding="utf-8", errors="replace"), str(path), corpus)
-        if i % 250 == 0:
-            print(f"  corpus {i}/{len(files)} ({time.perf_counter() - start:.0f} s)",
-                  file=sys.stderr, flush=True)
+        if i % 50 == 0:
+            print(f"  corpus {i}/{len(files)} ({time.perf_counter() - start:.0f} s): "
+                  f"{corpus.brief()}", file=sys.stderr, flush=True)
     corpus_s = time.perf_counter() - start
     fuzz = Figures()
-    programs = list(generated_programs(args.programs))
-    for i, source in enumerate(programs):
+    programs: list[int] = []
+
+    def each(source: str) -> None:
+        i = len(programs)
+        programs.append(i)
         check_source(source, f"program {i}", fuzz)
         check_source(source + "\n" + SNIPPET, f"program {i} + snippet", fuzz)
-        if i % 1000 == 0:
-            print(f"  programs {i}/{len(programs)}", file=sys.stderr, flush=True)
+        if i % 100 == 0:
+            print(f"  programs {i}/{args.programs} ({time.perf_counter() - start:.0f} s): "
+                  f"{fuzz.brief()}", file=sys.stderr, flush=True)
+
+    generated_programs(args.programs, each)
     total_s = time.perf_counter() - start
     for label, fig, unit in (("corpus", corpus, "files"), ("generated", fuzz, "programs")):
         print(f"{label}: {fig.inputs} {unit} ({fig.skipped} not parsable by LibCST), "

@@ -179,6 +179,12 @@ class PadWithTokenizer(PlannedEdits):
 
     def _fix(self, call: cst.Call) -> None:
         collator = keyword(call, "data_collator")
+        positional = [a for a in call.args if a.keyword is None]
+        if collator is None and len(positional) > 2 and not any(a.star for a in positional[:3]):
+            collator = positional[2]  # Trainer(model, args, data_collator, ...)
+            if "Padding" not in code(collator.value):
+                self.reason = "Trainer's positional data_collator is not a padding one"
+                return
         if collator is not None and "Padding" in code(collator.value):
             self.reason = "Trainer already has a padding data_collator"
             return
