@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
+from autofix.advice import advice_for
 from autofix.categories import TIMEOUT, UNKNOWN, Category, all_categories, get_category
 from autofix.child.symptoms import WINDOW, LossMonitor
 from autofix.traceback_text import parse_traceback
@@ -112,7 +114,7 @@ def diagnose(run: RunResult, script: Path) -> Diagnosis:
     if exc.short_type == "EOFError" and any(f.function == "<module>" or "input" in f.text
                                             for f in exc.frames):
         hint = _STDIN_HINT
-    return Diagnosis(
+    diagnosis = Diagnosis(
         category=category.id,
         evidence=evidence[:300],
         file=str(script) if frame else "",
@@ -122,6 +124,8 @@ def diagnose(run: RunResult, script: Path) -> Diagnosis:
         hint=hint,
         error_type=exc.short_type,
     )
+    advice = advice_for(diagnosis, run.probe)  # the probe's facts say what to change
+    return dataclasses.replace(diagnosis, hint=advice) if advice else diagnosis
 
 
 def diagnose_symptom(run: RunResult) -> Diagnosis | None:

@@ -455,7 +455,8 @@ class _Session:
             cause_diag = dataclasses.replace(diag, category=cause)
             rc = RecipeContext(diagnosis=cause_diag, versions={**self.versions, **probe.versions},
                                trainers=tuple(probe.trainers), script=self.script,
-                               datasets=tuple(probe.datasets), keras=tuple(probe.keras))
+                               datasets=tuple(probe.datasets), keras=tuple(probe.keras),
+                               args=tuple(self.o.args))
             for recipe in candidates[cause]:
                 outcome = apply_recipe(recipe, program.source, rc)
                 if isinstance(outcome, RecipeCrashed):

@@ -338,6 +338,8 @@ class RecipeContext:
     script: Path = Path("script.py")
     datasets: tuple[DatasetFacts, ...] = ()
     keras: tuple[KerasFacts, ...] = ()
+    #: the arguments the script runs with (``autofix SCRIPT -- ARGS``)
+    args: tuple[str, ...] = ()
 
 
 @dataclass

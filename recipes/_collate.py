@@ -6,16 +6,15 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.recipe import TOKENIZER_PATTERN, Recipe, append_keyword, keyword
+from autofix.recipe import code, keyword
+from recipes._scope import PlannedEdits, append_kw, apply_tokenizer_plan
 
 
-class AddPaddingCollator(Recipe):
+class AddPaddingCollator(PlannedEdits):
     """Adds ``collate_fn=DataCollatorWithPadding(<tokenizer>...)`` to each matching call
     that has no ``collate_fn``; subclasses say which calls and how the collator reads."""
 
     abstract = True
-
-    TRACK = {"tokenizer": TOKENIZER_PATTERN}
 
     def is_batching_call(self, node: cst.Call) -> bool:
         raise NotImplementedError
@@ -23,18 +22,20 @@ class AddPaddingCollator(Recipe):
     def collator(self, tokenizer: str) -> str:
         return f"DataCollatorWithPadding({tokenizer})"
 
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not self.is_batching_call(original_node):
-            return updated_node
-        if keyword(updated_node, "collate_fn") is not None:
-            self.reason = "the call already has a collate_fn"
-            return updated_node
-        tokenizer = self.latest("tokenizer")
-        if tokenizer is None:
-            self.reason = "no tokenizer variable (X = AutoTokenizer.from_pretrained(...)) found"
-            return updated_node
-        AddImportsVisitor.add_needed_import(self.context, "transformers",
-                                            "DataCollatorWithPadding")
-        collator = self.collator(tokenizer)
-        self.changed(original_node, f"collate_fn={collator}")
-        return append_keyword(updated_node, "collate_fn", cst.parse_expression(collator))
+    def prepare(self, tree: cst.Module) -> None:
+        for call in self.program.calls:
+            if not self.is_batching_call(call):
+                continue
+            if keyword(call, "collate_fn") is not None:
+                self.reason = "the call already has a collate_fn"
+                continue
+            plan = self.program.tokenizer_at(call)
+            if isinstance(plan, str):
+                self.reason = plan
+                continue
+            apply_tokenizer_plan(self, plan)
+            AddImportsVisitor.add_needed_import(self.context, "transformers",
+                                                "DataCollatorWithPadding")
+            collator = cst.parse_expression(self.collator(code(plan.expr)))
+            self.plan_edit(call, append_kw("collate_fn", collator),
+                           f"collate_fn={self.collator(plan.describe())}")

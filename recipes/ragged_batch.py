@@ -13,23 +13,16 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.recipe import (
-    TOKENIZER_PATTERN,
-    TRAINER_PATTERN,
-    Example,
-    Recipe,
-    append_keyword,
-    keyword,
-    replace_keyword,
-)
+from autofix.recipe import Example, code, keyword
 from autofix.versions import at_least
+from recipes._scope import PlannedEdits, append_kw, apply_tokenizer_plan, replace_kw
 
 _TOKENIZER_ARGS = ("processing_class", "tokenizer")
 #: transformers 4.46.0 introduced ``Trainer(processing_class=...)``.
 PROCESSING_CLASS_SINCE = "4.46.0"
 
 
-class PadWithTokenizer(Recipe):
+class PadWithTokenizer(PlannedEdits):
     id = "ragged-batch"
     category = "ragged-batch"
     title = "give Trainer the tokenizer so batches are padded"
@@ -106,41 +99,113 @@ class PadWithTokenizer(Recipe):
         Example(  # no tokenizer variable to give
             before="from transformers import Trainer\nTrainer(model, args)\n",
         ),
+        Example(  # the tokenizer is threaded in: new parameter, passed at the call site
+            before=(
+                "from transformers import AutoTokenizer, Trainer\n"
+                "def load_tokenizer(cfg):\n"
+                "    return AutoTokenizer.from_pretrained(cfg.model)\n"
+                "def build(model, train):\n"
+                "    return Trainer(model=model, train_dataset=train)\n"
+                "def main():\n"
+                "    tok = load_tokenizer(cfg)\n"
+                "    build(model, data)\n"
+            ),
+            after=(
+                "from transformers import AutoTokenizer, Trainer\n"
+                "def load_tokenizer(cfg):\n"
+                "    return AutoTokenizer.from_pretrained(cfg.model)\n"
+                "def build(model, train, *, tokenizer=None):\n"
+                "    return Trainer(model=model, train_dataset=train, processing_class=tokenizer)\n"
+                "def main():\n"
+                "    tok = load_tokenizer(cfg)\n"
+                "    build(model, data, tokenizer=tok)\n"
+            ),
+        ),
+        Example(  # a class keeping the tokenizer in self.tokenizer
+            before=(
+                "import transformers\n"
+                "class Job:\n"
+                "    def __init__(self, ckpt):\n"
+                "        self.tokenizer = transformers.AutoTokenizer.from_pretrained(ckpt)\n"
+                "    def train(self, model, ds):\n"
+                "        return transformers.Trainer(model, train_dataset=ds)\n"
+            ),
+            after=(
+                "import transformers\n"
+                "class Job:\n"
+                "    def __init__(self, ckpt):\n"
+                "        self.tokenizer = transformers.AutoTokenizer.from_pretrained(ckpt)\n"
+                "    def train(self, model, ds):\n"
+                "        return transformers.Trainer(model, train_dataset=ds, "
+                "processing_class=self.tokenizer)\n"
+            ),
+        ),
+        Example(  # a training function taking the tokenizer as a keyword argument
+            before=(
+                "from transformers import AutoTokenizer, Trainer\n"
+                "def train(model, ds, *, tokenizer=None):\n"
+                "    Trainer(model, train_dataset=ds).train()\n"
+                "train(model, ds, tokenizer=AutoTokenizer.from_pretrained(ckpt))\n"
+            ),
+            after=(
+                "from transformers import AutoTokenizer, Trainer\n"
+                "def train(model, ds, *, tokenizer=None):\n"
+                "    Trainer(model, train_dataset=ds, processing_class=tokenizer).train()\n"
+                "train(model, ds, tokenizer=AutoTokenizer.from_pretrained(ckpt))\n"
+            ),
+        ),
+        Example(  # the tokenizer lives in main(), which never calls build(): no name to use
+            before=(
+                "from transformers import AutoTokenizer, Trainer\n"
+                "def build(model):\n"
+                "    return Trainer(model)\n"
+                "def main():\n"
+                "    tok = AutoTokenizer.from_pretrained(ckpt)\n"
+            ),
+        ),
     )
 
-    TRACK = {"tokenizer": TOKENIZER_PATTERN}
     nothing_to_do = "no Trainer(...) call to give a tokenizer"
 
-    def _collator(self, tokenizer: str) -> cst.Call:
+    def _collator(self, tokenizer: cst.BaseExpression) -> cst.Call:
         AddImportsVisitor.add_needed_import(self.context, "transformers",
                                             "DataCollatorWithPadding")
-        return cst.Call(func=cst.Name("DataCollatorWithPadding"),
-                        args=[cst.Arg(cst.Name(tokenizer))])
+        return cst.Call(func=cst.Name("DataCollatorWithPadding"), args=[cst.Arg(tokenizer)])
 
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not self.is_qualified(original_node.func, TRAINER_PATTERN):
-            return updated_node
-        tokenizer = self.latest("tokenizer")
-        if tokenizer is None:
-            self.reason = "no tokenizer variable (X = AutoTokenizer.from_pretrained(...)) found"
-            return updated_node
-        collator = keyword(updated_node, "data_collator")
-        if collator is not None:
-            if "Padding" in cst.Module([]).code_for_node(collator.value):
-                self.reason = "Trainer already has a padding data_collator"
-                return updated_node
-            self.changed(original_node, f"data_collator=DataCollatorWithPadding({tokenizer})")
-            return replace_keyword(updated_node, "data_collator", self._collator(tokenizer))
-        if any(keyword(updated_node, name) for name in _TOKENIZER_ARGS):
+    def prepare(self, tree: cst.Module) -> None:
+        for call in self.program.calls:
+            if self.program.is_trainer_call(call):
+                self._fix(call)
+
+    def _fix(self, call: cst.Call) -> None:
+        collator = keyword(call, "data_collator")
+        positional = [a for a in call.args if a.keyword is None]
+        if collator is None and len(positional) > 2 and not any(a.star for a in positional[:3]):
+            collator = positional[2]  # Trainer(model, args, data_collator, ...)
+            if "Padding" not in code(collator.value):
+                self.reason = "Trainer's positional data_collator is not a padding one"
+                return
+        if collator is not None and "Padding" in code(collator.value):
+            self.reason = "Trainer already has a padding data_collator"
+            return
+        if collator is None and any(keyword(call, name) for name in _TOKENIZER_ARGS):
             self.reason = "Trainer already has the tokenizer and no data_collator"
-            return updated_node
+            return
+        plan = self.program.tokenizer_at(call)
+        if isinstance(plan, str):
+            self.reason = plan
+            return
+        apply_tokenizer_plan(self, plan)
+        tok, told = plan.expr, plan.describe()
         version = self.rc.versions.get("transformers")
-        if version is None:
-            self.changed(original_node, f"data_collator=DataCollatorWithPadding({tokenizer})")
-            return append_keyword(updated_node, "data_collator", self._collator(tokenizer))
+        if collator is not None or version is None:
+            edit = replace_kw if collator is not None else append_kw
+            self.plan_edit(call, edit("data_collator", self._collator(tok)),
+                           f"data_collator=DataCollatorWithPadding({told})")
+            return
         name = "processing_class" if at_least(version, PROCESSING_CLASS_SINCE) else "tokenizer"
-        self.changed(original_node, f"{name}={tokenizer} (transformers {version})")
-        return append_keyword(updated_node, name, cst.Name(tokenizer))
+        self.plan_edit(call, append_kw(name, tok),
+                       f"{name}={told} (transformers {version})")
 
     def summary(self) -> str:
         return f"give Trainer the tokenizer so batches are padded ({', '.join(self.edits)})"

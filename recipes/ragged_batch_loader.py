@@ -55,4 +55,4 @@ class PadDataLoader(AddPaddingCollator):
         return self.is_qualified(node.func, DATALOADER)
 
     def summary(self) -> str:
-        return f"pad DataLoader batches ({self.edits[0]})"
+        return f"pad DataLoader batches ({'; '.join(dict.fromkeys(self.edits))})"

@@ -60,4 +60,4 @@ class PadToTfDataset(AddPaddingCollator):
         return f'DataCollatorWithPadding({tokenizer}, return_tensors="tf")'
 
     def summary(self) -> str:
-        return f"pad to_tf_dataset batches ({len(self.edits)} call(s): {self.edits[0]})"
+        return f"pad to_tf_dataset batches ({'; '.join(dict.fromkeys(self.edits))})"

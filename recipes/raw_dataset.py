@@ -10,16 +10,16 @@ that holds its ``.map(...)`` result, same split.
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
-from autofix.recipe import TRAINER_PATTERN, Example, NotApplicable, Recipe
+from autofix.recipe import Example, code
+from recipes._scope import PlannedEdits, map_receiver, replace_with
 
 #: Trainer's positional parameters: model, args, data_collator, train_dataset, eval_dataset.
 _POSITIONS = {3: "train_dataset", 4: "eval_dataset"}
 _DATASET_ARGS = ("train_dataset", "eval_dataset")
 
 
-class RawDatasetToTokenized(Recipe):
+class RawDatasetToTokenized(PlannedEdits):
     id = "raw-dataset"
     category = "raw-dataset"
     title = "pass the tokenized datasets to Trainer"
@@ -70,46 +70,131 @@ class RawDatasetToTokenized(Recipe):
                 "Trainer(model, args, train_dataset=raw['train'])\n"
             ),
         ),
+        Example(  # followed through functions: a parameter filled at the call site, a
+            # helper returning the mapped splits; the edit is made where both are in scope
+            before=(
+                "from transformers import Trainer\n"
+                "def encode(splits, tok):\n"
+                "    return splits.map(tok, batched=True)\n"
+                "def build(model, train_ds):\n"
+                "    return Trainer(model=model, train_dataset=train_ds)\n"
+                "def main():\n"
+                "    splits = load()\n"
+                "    encoded = encode(splits, tok)\n"
+                "    trainer = build(model, splits['train'])\n"
+            ),
+            after=(
+                "from transformers import Trainer\n"
+                "def encode(splits, tok):\n"
+                "    return splits.map(tok, batched=True)\n"
+                "def build(model, train_ds):\n"
+                "    return Trainer(model=model, train_dataset=train_ds)\n"
+                "def main():\n"
+                "    splits = load()\n"
+                "    encoded = encode(splits, tok)\n"
+                "    trainer = build(model, encoded['train'])\n"
+            ),
+        ),
+        Example(  # a helper returning a tuple of mapped splits, a Trainer subclass
+            before=(
+                "from transformers import Trainer\n"
+                "class MyTrainer(Trainer):\n"
+                "    pass\n"
+                "def tokenize(a, b):\n"
+                "    return a.map(f).remove_columns(['text']), b.map(f)\n"
+                "train_raw, eval_raw = load()\n"
+                "train_enc, eval_enc = tokenize(train_raw, eval_raw)\n"
+                "MyTrainer(model, args, train_dataset=train_raw, eval_dataset=eval_raw)\n"
+            ),
+            after=(
+                "from transformers import Trainer\n"
+                "class MyTrainer(Trainer):\n"
+                "    pass\n"
+                "def tokenize(a, b):\n"
+                "    return a.map(f).remove_columns(['text']), b.map(f)\n"
+                "train_raw, eval_raw = load()\n"
+                "train_enc, eval_enc = tokenize(train_raw, eval_raw)\n"
+                "MyTrainer(model, args, train_dataset=train_enc, eval_dataset=eval_enc)\n"
+            ),
+        ),
+        Example(  # the tokenized split is not in scope where Trainer is built: declined
+            before=(
+                "from transformers import Trainer\n"
+                "def build(model, train_ds):\n"
+                "    return Trainer(model=model, train_dataset=train_ds)\n"
+                "def prep():\n"
+                "    tokenized = raw.map(tok)\n"
+            ),
+        ),
     )
 
-    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        self.mapped: dict[str, str] = {}
-        for assign in m.findall(tree, m.Assign(
-            targets=[m.AssignTarget(target=m.Name())],
-            value=m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("map"))),
-        )):
-            assert isinstance(assign, cst.Assign)
-            target = assign.targets[0].target
-            call = assign.value
-            assert isinstance(target, cst.Name) and isinstance(call, cst.Call)
-            assert isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
-            if call.func.value.value != target.value:
-                self.mapped[call.func.value.value] = target.value
-        if not self.mapped:
-            raise NotApplicable("no variable holds a .map(...) result of another dataset")
-        return super().transform_module_impl(tree)
-
-    def _swap(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
-        base = expr.value if isinstance(expr, cst.Subscript) else expr
-        if not isinstance(base, cst.Name) or base.value not in self.mapped:
-            return None
-        new_base = base.with_changes(value=self.mapped[base.value])
-        return expr.with_changes(value=new_base) if isinstance(expr, cst.Subscript) else new_base
-
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not self.is_qualified(original_node.func, TRAINER_PATTERN):
-            return updated_node
-        args = list(updated_node.args)
-        for i, arg in enumerate(args):
-            name = arg.keyword.value if arg.keyword is not None else _POSITIONS.get(i)
-            if name not in _DATASET_ARGS or arg.star:
+    def prepare(self, tree: cst.Module) -> None:
+        for call in self.program.calls:
+            if not self.program.is_trainer_call(call):
                 continue
-            swapped = self._swap(arg.value)
-            if swapped is not None:
-                args[i] = arg.with_changes(value=swapped)
-                code = cst.Module([]).code_for_node
-                self.changed(original_node, f"{name}={code(arg.value)} -> {code(swapped)}")
-        return updated_node.with_changes(args=args)
+            for i, arg in enumerate(call.args):
+                name = arg.keyword.value if arg.keyword is not None else _POSITIONS.get(i)
+                if name in _DATASET_ARGS and not arg.star:
+                    self._fix(name, arg.value, call, 0)
+
+    def _fix(self, name: str, expr: cst.BaseExpression, at: cst.CSTNode, depth: int) -> None:
+        """Plan the swap of ``expr`` (a raw dataset reaching ``at``) for its tokenized
+        counterpart; a parameter is followed to the call sites that fill it."""
+        program = self.program
+        base = expr.value if isinstance(expr, cst.Subscript) else expr
+        if any(map_receiver(v) is not None for v in program.values(base)):
+            self.reason = f"{code(expr)} is already tokenized (a .map(...) result)"
+            return
+        new = self._counterpart(expr, base, at)
+        if new is not None:
+            self.plan_edit(expr, replace_with(new),
+                           f"{name}={code(expr)} -> {code(new)} (line {program.line(expr)})")
+            return
+        func = program.function_of(at)
+        targets = program.resolve(base.value, at) if isinstance(base, cst.Name) else []
+        param = next((t for t in targets if isinstance(t, cst.Param)), None)
+        if func is not None and param is not None and depth < 3:
+            sites = program.call_sites(func)
+            for site in sites:
+                given = program.bound(func, site, param.name.value)
+                if given is not None:
+                    full = expr.with_changes(value=given) if isinstance(expr, cst.Subscript) \
+                        and not isinstance(given, cst.Subscript) else given
+                    if full is given:
+                        self._fix(name, given, site, depth + 1)
+                    else:
+                        self.reason = (f"{code(expr)} indexes parameter {param.name.value} of "
+                                       f"{func.name.value}(); autofix swaps whole datasets there")
+            if not sites:
+                self.reason = (f"{name} comes from parameter {param.name.value} of "
+                               f"{func.name.value}(), which the module never calls")
+            return
+        where = f"{func.name.value}()" if func is not None else "the module"
+        self.reason = (f"no variable in scope in {where} holds {code(base)}.map(...) "
+                       f"(the tokenized counterpart of {code(expr)})")
+
+    def _counterpart(self, expr: cst.BaseExpression, base: cst.BaseExpression,
+                     at: cst.CSTNode) -> cst.BaseExpression | None:
+        """A name in scope at ``at`` holding ``expr`` (or its base) mapped; ``None``: none."""
+        program = self.program
+        for name in program.visible_names(at):
+            if isinstance(base, cst.Name) and name == base.value or not program.resolves(name, at):
+                continue
+            for target in program.resolve(name, at):
+                if isinstance(target, (cst.FunctionDef, cst.ClassDef, cst.ImportAlias)):
+                    continue
+                for value in program._target_values(target, 1, set()):
+                    receiver = map_receiver(value)
+                    if receiver is None:
+                        continue
+                    if isinstance(expr, cst.Subscript) and isinstance(receiver, cst.Subscript) \
+                            and code(receiver.slice[0]) == code(expr.slice[0]) \
+                            and program.same_value(receiver.value, base):
+                        return cst.Name(name)
+                    if program.same_value(receiver, base):
+                        return expr.with_changes(value=cst.Name(name)) \
+                            if isinstance(expr, cst.Subscript) else cst.Name(name)
+        return None
 
     def summary(self) -> str:
         return f"{self.title} ({', '.join(self.edits)})"

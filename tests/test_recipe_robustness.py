@@ -1,0 +1,55 @@
+"""A small sample of ``benchmarks/bench_recipe_corpus.py`` in the suite: every recipe on a
+few real files and generated programs, with no crash, unparsable or non-idempotent output."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from autofix.registry import all_recipes
+from tests.conftest import ROOT, SAMPLES
+
+_SPEC = importlib.util.spec_from_file_location(
+    "bench_recipe_corpus", ROOT / "benchmarks" / "bench_recipe_corpus.py")
+assert _SPEC is not None and _SPEC.loader is not None
+bench = importlib.util.module_from_spec(_SPEC)
+sys.modules["bench_recipe_corpus"] = bench
+_SPEC.loader.exec_module(bench)
+
+
+#: The recipes that follow values through scopes (the full set runs in the benchmark).
+SCOPED = [r for r in all_recipes() if r.id in
+          ("raw-dataset", "ragged-batch", "ragged-batch-loader", "label-out-of-range")]
+
+
+def _small_corpus(count: int = 2) -> list[Path]:
+    files = [f for f in bench.corpus_files() if 500 < f.stat().st_size < 4000]
+    return files[:: max(1, len(files) // count)][:count]
+
+
+def test_recipes_on_real_files_and_the_style_samples() -> None:
+    figures = bench.Figures()
+    paths = _small_corpus() + sorted((SAMPLES / "styles").glob("*.py"))[:1] + \
+        sorted((SAMPLES / "cases").glob("*.py"))[:1]
+    for path in paths:
+        bench.check_source(path.read_text(encoding="utf-8"), str(path), figures, SCOPED)
+    assert figures.inputs == len(paths)
+    assert figures.applied > 0  # the samples have faults to fix
+    assert figures.bad == 0, "\n".join(figures.problems)
+
+
+def test_recipes_on_generated_programs() -> None:
+    pytest.importorskip("hypothesmith")
+    figures = bench.Figures()
+
+    def each(source: str) -> None:
+        bench.check_source(source, "generated", figures, SCOPED)
+        bench.check_source(source + "\n" + bench.SNIPPET, "generated + snippet", figures, SCOPED)
+
+    bench.generated_programs(4, each)
+    assert figures.inputs == 8
+    assert figures.applied > 0  # the snippet's faults are fixed inside generated code
+    assert figures.bad == 0, "\n".join(figures.problems)
