@@ -68,7 +68,7 @@ def test_unable_to_create_tensor_by_site() -> None:
     assert classify(in_collator).id == "ragged-batch"
     assert classify(in_own_collate).id == "ragged-batch"
     # raised neither in a collator nor in a map function: no padding verdict at all
-    elsewhere = _exc(UNABLE, ("/u/train.py", "<module>", "enc = tokenizer(texts, return_tensors='pt')"),
+    elsewhere = _exc(UNABLE, ("/u/train.py", "<module>", "enc = tok(texts, return_tensors='pt')"),
                      tok)
     assert classify(elsewhere).id == "unknown"
 
@@ -123,13 +123,13 @@ def test_float_target_error_outside_a_loss_is_not_float_labels() -> None:
 GRAPH = '''Traceback (most recent call last):
   File "/u/train.py", line 30, in <module>
     model.fit(batches)
-  File "/v/lib/python3.11/site-packages/tf_keras/src/utils/traceback_utils.py", line 70, in error_handler
+  File "/v/site-packages/tf_keras/src/utils/traceback_utils.py", line 70, in error_handler
     raise e.with_traceback(filtered_tb) from None
   File "/tmp/__autograph_generated_file1.py", line 15, in tf__train_function
     retval_ = ag__.converted_call(ag__.ld(step_function), (ag__.ld(self),), None, fscope)
 ValueError: in user code:
 
-    File "/v/lib/python3.11/site-packages/tf_keras/src/engine/training.py", line 1398, in train_function  *
+    File "/v/site-packages/tf_keras/src/engine/training.py", line 1398, in train_function  *
         return step_function(self, iterator)
     File "/u/train.py", line 12, in my_loss  **
         return tf.reduce_mean(y_true - y_pred)
