@@ -76,7 +76,7 @@ class PadIgnoredLabels(Recipe):
     )
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        self.functions = set()
+        self.functions: set[str] = set()
         for arg in m.findall(tree, m.Arg(keyword=m.Name("compute_metrics"))):
             value = cst.ensure_type(arg, cst.Arg).value
             if isinstance(value, cst.Name):

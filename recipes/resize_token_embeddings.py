@@ -37,7 +37,8 @@ class ResizeEmbeddings(Recipe):
     category = "added-tokens-not-resized"
     title = "resize the model's token embeddings to the tokenizer after adding tokens"
     nothing_to_do = "no tokenizer.add_tokens/add_special_tokens call with a model loaded"
-    METADATA_DEPENDENCIES = (*Recipe.METADATA_DEPENDENCIES, ScopeProvider, ParentNodeProvider)
+    METADATA_DEPENDENCIES = (  # type: ignore[assignment]  # Recipe narrows the type
+        *Recipe.METADATA_DEPENDENCIES, ScopeProvider, ParentNodeProvider)
 
     examples = (
         Example(
@@ -122,11 +123,11 @@ class ResizeEmbeddings(Recipe):
         return self.get_metadata(ScopeProvider, where, None) is \
             self.get_metadata(ScopeProvider, origin, None)
 
-    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode
-                 ) -> cst.CSTNode | cst.FlattenSentinel[cst.CSTNode] | cst.RemovalSentinel:
-        result = super().on_leave(original_node, updated_node)
-        if original_node is self.insert_after and isinstance(result, cst.SimpleStatementLine):
-            self.changed(original_node, f"{self.line} after the tokens are added and the "
-                                        "model is loaded")
-            return cst.FlattenSentinel([result, cst.parse_statement(self.line + "\n")])
-        return result
+    def leave_SimpleStatementLine(
+            self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
+        if original_node is not self.insert_after:
+            return updated_node
+        self.changed(original_node, f"{self.line} after the tokens are added and the model "
+                                    "is loaded")
+        return cst.FlattenSentinel([updated_node, cst.parse_statement(self.line + "\n")])
