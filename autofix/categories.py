@@ -245,6 +245,15 @@ CATEGORIES: tuple[Category, ...] = (
              "problem_type='regression'); class ids stored as floats need casting to int",
     ),
     Category(
+        id="int-labels-on-multi-label-head",
+        title="integer multi-hot targets on a multi-label head (BCE needs floats)",
+        patterns=(r"result type Float can't be cast to the desired output type Long",),
+        raised_in=("loss",),
+        examples=("v5.txt",),
+        hint="cast the multi-hot label vectors to float (e.g. ds.cast_column('labels', "
+             "Sequence(Value('float32'))))",
+    ),
+    Category(
         id="added-tokens-not-resized",
         title="tokens added to the tokenizer, the model's embeddings not resized",
         patterns=(r"index out of range in self",),

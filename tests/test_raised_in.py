@@ -42,6 +42,7 @@ def _example(rel: str) -> ExceptionInfo:
     ("label-out-of-range/v5.txt", "loss"),
     ("label-out-of-range/v4-tf.txt", "loss"),  # from the frames inside the graph error
     ("float-labels-on-classifier/v5.txt", "loss"),
+    ("int-labels-on-multi-label-head/v5.txt", "loss"),
     ("added-tokens-not-resized/v5.txt", "embedding"),
     ("decode-ignored-labels/v5.txt", "compute-metrics"),
     ("metric-on-logits/v5.txt", "compute-metrics"),
