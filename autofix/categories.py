@@ -249,7 +249,7 @@ CATEGORIES: tuple[Category, ...] = (
         title="integer multi-hot targets on a multi-label head (BCE needs floats)",
         patterns=(r"result type Float can't be cast to the desired output type Long",),
         raised_in=("loss",),
-        examples=("v5.txt",),
+        examples=("v5.txt", "v4.txt"),
         hint="cast the multi-hot label vectors to float (e.g. ds.cast_column('labels', "
              "Sequence(Value('float32'))))",
     ),
