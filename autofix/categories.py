@@ -238,9 +238,13 @@ CATEGORIES: tuple[Category, ...] = (
         patterns=(
             r"expected target dtype to be Long or Byte, but got Float",
             r"expected scalar type Long but found Float",
+            # num_labels > 1 and float labels: transformers infers multi-label (BCE) and
+            # gets one score per row for a row of logits
+            r"Target size \(torch\.Size\(\[\d+\]\)\) must be the same as input size "
+            r"\(torch\.Size\(\[\d+, \d+\]\)\)",
         ),
         raised_in=("loss",),
-        examples=("v5.txt",),  # raised by torch: the same on transformers 4.57.6
+        examples=("v5.txt", "v5-num-labels-2.txt"),  # raised by torch: same on 4.57.6
         hint="scores need a 1-output regression head (num_labels=1, "
              "problem_type='regression'); class ids stored as floats need casting to int",
     ),
