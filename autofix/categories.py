@@ -15,9 +15,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from autofix.types import ProbeReport
+from autofix.types import ExceptionInfo, Frame, ProbeReport
 
 EXAMPLES_DIR = Path(__file__).parent / "examples"
+
+#: Where an error can be raised: site name -> regex searched in ``"file:function: text"``
+#: of a frame (file with ``/`` separators). :func:`raised_site` takes the innermost frame
+#: that matches one of them, in this order within a frame. The same message means
+#: different faults at different sites: "Unable to create tensor" from a collator is an
+#: unpadded batch, from the function given to ``Dataset.map`` a tokenizer asked for
+#: tensors (measured on transformers 5.24 and 4.57.6).
+SITES: tuple[tuple[str, str], ...] = (
+    ("collator", r"transformers/data/data_collator\.py:|torch/utils/data/_utils/collate\.py:"
+                 r"|datasets/utils/tf_utils\.py:|:\w*collat\w*: |:to_tf_dataset: "),
+    ("map-function", r"datasets/arrow_dataset\.py:(apply_function\w*|_map_single|map): "
+                     r"|datasets/dataset_dict\.py:map: "),
+    ("embedding", r"torch/nn/functional\.py:embedding: "),
+    ("loss", r"torch/nn/functional\.py:(cross_entropy|nll_loss|mse_loss|l1_loss|smooth_l1_loss"
+             r"|binary_cross_entropy\w*): |torch/nn/modules/loss\.py:|transformers/loss/"
+             r"|(tf_keras|keras)/src/(losses|backend)\.py:|keras/src/losses/"),
+    ("compute-metrics", r"transformers/trainer\w*\.py:\w+: .*compute_metrics\("),
+    ("model-forward", r"transformers/models/.*:(forward|call): |transformers/modeling_\w+\.py:"),
+    ("optimizer", r"(tf_keras|keras)/src/optimizers/|keras/src/optimizers/"),
+    ("training-arguments", r"transformers/training_args\w*\.py:"),
+    ("trainer", r"transformers/trainer\w*\.py:"),
+)
+_SITES = tuple((name, re.compile(pattern)) for name, pattern in SITES)
 #: Learning rates at or above this are too high to fine-tune a pretrained transformer: the
 #: HF course (chapter 8) advises 1e-5 to 1e-4; 1e-3 is Adam's and Keras' "adam" default.
 LR_TOO_HIGH = 1e-3
@@ -98,15 +121,28 @@ class Category:
     rerun_note: str = ""
     #: For symptoms: the rules naming fixable root causes from the run's facts, in order.
     root_causes: tuple[RootCause, ...] = ()
+    #: Sites (:data:`SITES`) the error must be raised in (empty: anywhere). Only an
+    #: exception without any frame (a bare message) is not restricted.
+    raised_in: tuple[str, ...] = ()
+    #: Regexes of which one must match ``"file:function: text"`` of some frame (empty:
+    #: none needed); e.g. the embedding lookup of ``input_ids``, not of positions.
+    frame_patterns: tuple[str, ...] = ()
     compiled: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "compiled", tuple(re.compile(p) for p in self.patterns))
 
-    def matches(self, exc_type: str, message: str) -> bool:
-        """True when an exception of class ``exc_type`` (short name) with ``message`` shows
-        this fault."""
+    def matches(self, exc_type: str, message: str, site: str = "",
+                frames: tuple[str, ...] = ()) -> bool:
+        """True when an exception of class ``exc_type`` (short name) with ``message``,
+        raised at ``site`` (:func:`raised_site`, "" unknown) with ``frames`` (``"file:
+        function: text"`` strings, see :func:`frame_keys`) shows this fault."""
         if self.types and exc_type not in self.types:
+            return False
+        if self.raised_in and frames and site not in self.raised_in:
+            return False
+        if self.frame_patterns and not any(re.search(p, f) for p in self.frame_patterns
+                                           for f in frames):
             return False
         if not self.compiled:
             return bool(self.types)
@@ -142,6 +178,68 @@ MISSING_FILE = Category(
          "you call autofix from, as `python SCRIPT` would): cd to the folder the path is "
          "relative to, or build it from __file__",
 )
+
+
+_MESSAGE_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)[ *]*$')
+#: TensorFlow graph-mode errors carry the real stack (and error) inside their message.
+_GRAPH_HEADERS = ("in user code:", "defined at (most recent call last):")
+
+
+def message_frames(message: str) -> tuple[Frame, ...]:
+    """The frames TensorFlow lists inside a graph-mode error's message (``in user code:``,
+    ``Detected at node ... defined at (most recent call last):``), outermost first, each
+    with the source line that follows it when there is one; empty for other messages."""
+    if not any(h in message for h in _GRAPH_HEADERS):
+        return ()
+    frames: list[Frame] = []
+    lines = message.splitlines()
+    for i, line in enumerate(lines):
+        found = _MESSAGE_FRAME.match(line)
+        if found:
+            after = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            text = "" if _MESSAGE_FRAME.match(after) else after
+            frames.append(Frame(found[1], int(found[2]), found[3], text))
+    return tuple(frames)
+
+
+def inner_message(message: str) -> str:
+    """The real error of a TensorFlow graph-mode message (the first line after the last
+    frame it lists, e.g. ``ValueError: Could not find label column(s) ...`` under ``in
+    user code:``); "" for other messages or when there is none."""
+    if not message_frames(message):
+        return ""
+    lines = message.splitlines()
+    last = max(i for i, line in enumerate(lines) if _MESSAGE_FRAME.match(line))
+    rest = [line.strip() for line in lines[last + 1:] if line.strip()]
+    if rest and lines[last + 1].strip() == rest[0] and len(rest) > 1 \
+            and lines[last + 1].startswith("        "):
+        rest = rest[1:]  # the source line of the last frame
+    return rest[0] if rest else ""
+
+
+def frame_keys(frames: tuple[Frame, ...]) -> tuple[str, ...]:
+    """``"file:function: text"`` of each frame, file with ``/`` separators (what
+    :data:`SITES` and ``frame_patterns`` are matched against)."""
+    return tuple(f"{f.file.replace(chr(92), '/')}:{f.function}: {f.text}" for f in frames)
+
+
+def all_frames(exc: ExceptionInfo) -> tuple[Frame, ...]:
+    """The frames of ``exc``, outermost first, then those inside its message (a TensorFlow
+    graph error raised by an op runs deeper than the Python frame that executed it)."""
+    return (*exc.frames, *message_frames(exc.message))
+
+
+def raised_site(exc: ExceptionInfo) -> str:
+    """The site (:data:`SITES`) of the innermost frame of ``exc`` that matches one, else
+    of the exceptions it was chained from (a cause raised deep inside a tokenizer takes
+    the site of the exception that wraps it); "" when no frame matches."""
+    for candidate in (exc, *exc.chain):
+        for key in reversed(frame_keys(all_frames(candidate))):
+            for name, pattern in _SITES:
+                if pattern.search(key):
+                    return name
+    return ""
+
 
 CATEGORIES: tuple[Category, ...] = (
     Category(
@@ -191,6 +289,88 @@ CATEGORIES: tuple[Category, ...] = (
         examples=("v5.txt",),
     ),
     Category(
+        id="map-return-tensors",
+        title="the tokenizer is asked for tensors inside the function given to Dataset.map",
+        patterns=(
+            r"Unable to create tensor, you should probably activate truncation and/or padding",
+            r"expected sequence of length \d+ at dim \d+ \(got \d+\)",
+        ),
+        raised_in=("map-function",),
+        examples=("v5.txt", "v4.txt"),
+        hint="drop return_tensors in the map function; a collator pads the batches later",
+    ),
+    Category(
+        id="training-args-conflict",
+        title="training arguments that contradict each other or name what evaluation lacks",
+        patterns=(
+            r"--load_best_model_at_end requires the save and eval strategy to match",
+            r"--load_best_model_at_end requires the saving steps to be a (round )?multiple",
+            r"The `metric_for_best_model` training argument is set to",
+        ),
+        raised_in=("training-arguments", "trainer"),
+        examples=("v5-strategies.txt", "v4-strategies.txt", "v5-best-metric.txt"),
+        hint="the library's message names the argument to change",
+    ),
+    Category(
+        id="float-labels-on-classifier",
+        title="float targets (scores) on a single-label classification head",
+        patterns=(
+            r"expected target dtype to be Long or Byte, but got Float",
+            r"expected scalar type Long but found Float",
+            # num_labels > 1 and float labels: transformers infers multi-label (BCE) and
+            # gets one score per row for a row of logits
+            r"Target size \(torch\.Size\(\[\d+\]\)\) must be the same as input size "
+            r"\(torch\.Size\(\[\d+, \d+\]\)\)",
+        ),
+        raised_in=("loss",),
+        examples=("v5.txt", "v5-num-labels-2.txt"),  # raised by torch: same on 4.57.6
+        hint="scores need a 1-output regression head (num_labels=1, "
+             "problem_type='regression'); class ids stored as floats need casting to int",
+    ),
+    Category(
+        id="int-labels-on-multi-label-head",
+        title="integer multi-hot targets on a multi-label head (BCE needs floats)",
+        patterns=(r"result type Float can't be cast to the desired output type Long",),
+        raised_in=("loss",),
+        examples=("v5.txt", "v4.txt"),
+        hint="cast the multi-hot label vectors to float (e.g. ds.cast_column('labels', "
+             "Sequence(Value('float32'))))",
+    ),
+    Category(
+        id="added-tokens-not-resized",
+        title="tokens added to the tokenizer, the model's embeddings not resized",
+        patterns=(r"index out of range in self",),
+        raised_in=("embedding",),
+        # the lookup of input_ids (word embeddings), not of positions or token types
+        frame_patterns=(r"transformers/models/.*: .*\w+\(\s*input_ids\b",
+                        r"transformers/models/.*: .*(word_embeddings|embed_tokens|wte)\(",),
+        examples=("v5.txt", "v4.txt"),
+        hint="call model.resize_token_embeddings(len(tokenizer)) after adding tokens",
+    ),
+    Category(
+        id="decode-ignored-labels",
+        title="compute_metrics decodes label ids that still hold the -100 padding",
+        patterns=(
+            r"number too small to fit in target type",
+            r"out of range integral type conversion attempted",
+            r"can't convert negative int to unsigned",
+        ),
+        raised_in=("compute-metrics",),
+        examples=("v5.txt", "v4.txt"),
+        hint="replace -100 by tokenizer.pad_token_id before decoding",
+    ),
+    Category(
+        id="keras3-objects",
+        title="Keras 3 objects (tensorflow.keras / keras) given to a tf-keras model",
+        patterns=(
+            r"Could not interpret (optimizer|loss|metric|callback)\w* identifier: "
+            r"<keras\.src\.",
+            r"<keras\.src\.\S+ object at 0x[0-9a-f]+> is not a (valid|supported)",
+        ),
+        examples=("v4-tf.txt",),
+        hint="use tf_keras objects with transformers TF models (TensorFlow >= 2.16)",
+    ),
+    Category(
         id="raw-dataset",
         title="the untokenized dataset reaches Trainer",
         patterns=(
@@ -210,6 +390,7 @@ CATEGORIES: tuple[Category, ...] = (
             r"all input arrays must have the same shape",
             r"stack expects each tensor to be equal size",
         ),
+        raised_in=("collator",),  # raised in a Dataset.map function it is map-return-tensors
         examples=("v5.txt", "v4.txt", "v4-tf.txt"),
     ),
     Category(
@@ -219,7 +400,7 @@ CATEGORIES: tuple[Category, ...] = (
             r"only (length-1|size-1|0-dimensional) arrays can be converted to Python scalars",
             r"mix of multiclass and continuous-multioutput targets",
             r"operands could not be broadcast together with shapes \(\d+,\d+\) \(\d+,\)",
-        ),
+        ),  # no raised_in: hand-written loops call the metric themselves
         examples=("v5.txt",),
     ),
     Category(
@@ -247,6 +428,7 @@ CATEGORIES: tuple[Category, ...] = (
             r"Target -?\d+ is out of bounds",
             r"Received a label value of -?\d+ which is outside the valid range",
         ),
+        raised_in=("loss",),
         examples=("v5.txt", "v4.txt", "v4-tf.txt"),
     ),
     MISSING_FILE,

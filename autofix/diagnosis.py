@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from pathlib import Path
 
 from autofix.advice import advice_for
-from autofix.categories import TIMEOUT, UNKNOWN, Category, all_categories, get_category
+from autofix.categories import (
+    TIMEOUT,
+    UNKNOWN,
+    Category,
+    all_categories,
+    all_frames,
+    frame_keys,
+    get_category,
+    inner_message,
+    raised_site,
+)
 from autofix.child.symptoms import WINDOW, LossMonitor
 from autofix.traceback_text import parse_traceback
 from autofix.types import (
@@ -34,15 +45,23 @@ def classify(exc: ExceptionInfo) -> Category:
     The exception itself is tried against every category before its chain, so a wrapper's
     own message wins over its cause's, unless a category matching anywhere in the chain
     ``overrides`` it (``too many dimensions 'str'`` under "Unable to create tensor" is
-    ``string-labels``, not ``ragged-batch``). Returns :data:`UNKNOWN` when nothing matches.
+    ``string-labels``, not ``ragged-batch``). Where the error was raised is part of the
+    match (:func:`autofix.categories.raised_site`): "Unable to create tensor" from a
+    collator is ``ragged-batch``, from a ``Dataset.map`` function ``map-return-tensors``.
+    Returns :data:`UNKNOWN` when nothing matches.
     """
     chain = (exc, *exc.chain)
     categories = all_categories()
+    site = raised_site(exc)
+    frames = tuple(key for candidate in chain for key in frame_keys(all_frames(candidate)))
+
+    def matches(category: Category, candidate: ExceptionInfo) -> bool:
+        return category.matches(candidate.short_type, candidate.message, site, frames)
+
     found = next((category for candidate in chain for category in categories
-                  if category.matches(candidate.short_type, candidate.message)), UNKNOWN)
+                  if matches(category, candidate)), UNKNOWN)
     for category in categories:
-        if found.id in category.overrides and any(
-                category.matches(c.short_type, c.message) for c in chain):
+        if found.id in category.overrides and any(matches(category, c) for c in chain):
             return category
     return found
 
@@ -108,8 +127,12 @@ def diagnose(run: RunResult, script: Path) -> Diagnosis:
     frame = user_frame(exc, script)
     evidence = exc.headline()
     quoted = matched.matching_line(exc.message)  # the line of the message that matched
+    inner = inner_message(exc.message)  # TF graph mode: the real error inside the message
     if quoted and quoted not in evidence:
         evidence = f"{exc.short_type}: {quoted}"
+    elif inner and not quoted:
+        evidence = inner if re.match(r"\w+(Error|Exception):", inner) \
+            else f"{exc.short_type}: {inner}"
     hint = category.hint
     if exc.short_type == "EOFError" and any(f.function == "<module>" or "input" in f.text
                                             for f in exc.frames):

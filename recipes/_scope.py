@@ -58,6 +58,8 @@ class PlannedEdits(Recipe):
     """A recipe whose edits are planned on the original tree (``self.plan``: original node
     -> rewrite of its updated copy) and applied while the tree is rebuilt."""
 
+    abstract = True
+
     METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider,
                              ScopeProvider, ParentNodeProvider)
 

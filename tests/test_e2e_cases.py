@@ -1,0 +1,156 @@
+"""The failing scripts from the field (``sample_scripts/cases``), through the real stack.
+
+Each of the six shared cases (issue 9) and a variant of each kind written for this
+project (another style: functions, classes, other names, other argument values) must end
+with exit 0, one fix per fault on the branch, in the right category, and autofix's own
+last run, on the fixed branch, must train (``budget``: the step budget reached with a
+finite loss, or ``ok``). ``--max-steps 10`` keeps each verification run short. TF cases
+run through ``.venv-v4`` (``--python``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+import pytest
+
+from .conftest import SAMPLES, V4_PYTHON, make_repo, run_autofix, trailers
+
+CASES = SAMPLES / "cases"
+
+
+@dataclass(frozen=True)
+class Case:
+    script: str
+    categories: tuple[str, ...]
+    #: text the fixed script holds / no longer holds
+    has: tuple[str, ...] = ()
+    lacks: tuple[str, ...] = ()
+    tf: bool = False
+
+
+ALL: tuple[object, ...] = (
+    Case("map_return_tensors.py", ("map-return-tensors",),
+         has=('tokenizer(batch["text"], truncation=True, max_length=64)',),
+         lacks=("return_tensors",)),
+    Case("map_return_tensors_no_collator.py", ("map-return-tensors", "ragged-batch"),
+         has=("processing_class=tokenizer",), lacks=("return_tensors",)),
+    Case("variant_map_return_tensors.py", ("map-return-tensors",), lacks=("return_tensors",)),
+    Case("best_model_strategies.py", ("training-args-conflict",),
+         has=('save_strategy="epoch"',)),
+    Case("variant_training_args.py", ("training-args-conflict", "training-args-conflict"),
+         has=("save_steps=10,", 'metric_for_best_model="accuracy"')),
+    pytest.param(Case("float_scores_on_cls_head.py", ("float-labels-on-classifier",),
+         has=('from_pretrained(STAGE1, num_labels=1, problem_type="regression", '
+              "ignore_mismatched_sizes=True)",
+              "from_pretrained(BASE, num_labels=2)")),
+                 marks=pytest.mark.xfail(strict=True, reason=(
+                     "not fixed yet: transformers 5.24 validates the saved "
+                     "problem_type='single_label_classification' against num_labels=1 before "
+                     "the problem_type keyword applies; the fix must set both on a loaded "
+                     "config (AutoConfig, then config=) instead of from_pretrained keywords"))),
+    Case("variant_float_scores.py", ("float-labels-on-classifier",),
+         has=('num_labels=1, problem_type="regression", ignore_mismatched_sizes=True',)),
+    Case("added_tokens_loop.py", ("added-tokens-not-resized",),
+         has=("num_labels=3)\nmodel.resize_token_embeddings(len(tokenizer))\n",)),
+    Case("variant_added_tokens.py", ("added-tokens-not-resized",),
+         has=("special_tokens=True)\n    net.resize_token_embeddings(len(tk))\n",)),
+    Case("seq2seq_decode_padded_labels.py", ("decode-ignored-labels",),
+         has=("np.where(labels != -100, labels, tokenizer.pad_token_id)",)),
+    Case("variant_decode_labels.py", ("decode-ignored-labels",),
+         has=("np.where(p.label_ids != -100, p.label_ids, self.tokenizer.pad_token_id)",
+              "import numpy as np")),
+    Case("keras_optimizer_import.py", ("keras3-objects",),
+         has=("from tf_keras.optimizers import Adam", "from tf_keras.losses import"),
+         lacks=("tensorflow.keras",), tf=True),
+    Case("variant_keras3.py", ("keras3-objects",),
+         has=("tf_keras.optimizers.Adam(", "tf_keras.callbacks.EarlyStopping(", "import tf_keras"),
+         lacks=("=keras.", "[keras."), tf=True),
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    repo: git.Repo
+    returncode: int
+    output: str
+    report: dict[str, object]
+    source: str
+
+
+def _run(case: Case, root: Path) -> Outcome:
+    repo = make_repo(root, {case.script: CASES / case.script, "data": CASES / "data"})
+    args = [case.script, "--branch", "fixes", "--max-steps", "10", "--timeout", "900",
+            "--report", "../report.json"]
+    if case.tf:
+        args += ["--python", str(V4_PYTHON)]
+    done = run_autofix(args, root, timeout=3000)
+    report = json.loads((root.parent / "report.json").read_text())
+    source = (repo.commit("fixes").tree / case.script).data_stream.read().decode() \
+        if "fixes" in [h.name for h in repo.heads] else ""
+    return Outcome(repo, done.returncode, done.stdout + done.stderr, report, source)
+
+
+@pytest.fixture(scope="module")
+def outcome(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Case], Outcome]:
+    """One autofix session per case, shared by every test that asks for it."""
+    done: dict[str, Outcome] = {}
+
+    def get(case: Case) -> Outcome:
+        if case.script not in done:
+            root = tmp_path_factory.mktemp(Path(case.script).stem) / "repo"
+            done[case.script] = _run(case, root)
+        return done[case.script]
+
+    return get
+
+
+def _check(case: Case, result: Outcome) -> None:
+    assert result.returncode == 0, result.output[-4000:]
+    assert result.report["status"] == "fixed"
+    assert trailers(result.repo, "fixes", "main") == list(case.categories)
+    runs = result.report["runs"]
+    assert isinstance(runs, list)
+    assert [r["category"] for r in runs] == [*case.categories, ""]
+    assert runs[-1]["outcome"] in ("budget", "ok"), runs[-1]  # the branch's script trains
+    for text in case.has:
+        assert text in result.source, text
+    for text in case.lacks:
+        assert text not in result.source, text
+
+
+def _case(item: object) -> Case:
+    return item if isinstance(item, Case) else item.values[0]  # type: ignore[attr-defined]
+
+
+PT = [c for c in ALL if not _case(c).tf]
+TF = [c for c in ALL if _case(c).tf]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", PT, ids=[_case(c).script for c in PT])
+def test_case_is_fixed(case: Case, outcome: Callable[[Case], Outcome]) -> None:
+    _check(case, outcome(case))
+
+
+@pytest.mark.e2e
+@pytest.mark.v4
+@pytest.mark.parametrize("case", TF, ids=[_case(c).script for c in TF])
+def test_tf_case_is_fixed(case: Case, outcome: Callable[[Case], Outcome]) -> None:
+    _check(case, outcome(case))
+
+
+@pytest.mark.e2e
+def test_map_case_is_not_taken_for_a_collation_fault(
+        outcome: Callable[[Case], Outcome]) -> None:
+    """The no-collator case: the map function's error first (not ragged-batch, whose
+    padding fix changed nothing there), then the real unpadded batches, by a collator."""
+    result = outcome(_case(PT[1]))
+    runs = result.report["runs"]
+    assert isinstance(runs, list)
+    assert "Unable to create tensor" in runs[0]["evidence"]
+    assert "expected sequence of length" in runs[1]["evidence"]
