@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 from autofix.categories import CATEGORIES, LR_TOO_HIGH, TIMEOUT, UNKNOWN, Category, get_category
@@ -23,6 +24,26 @@ _STDIN_HINT = (
 )
 
 
+#: Categories whose message alone is too common: they match only when, for each regex
+#: here, some frame of the exception (``file: line text``) matches it (where it was raised).
+FRAME_GUARDS: dict[str, tuple[re.Pattern[str], ...]] = {
+    # a KeyError raised by pandas while the DataLoader fetches rows of the "dataset"
+    "dataframe-to-trainer": (re.compile(r"[/\\]pandas[/\\]"), re.compile(r"fetch\.py: ")),
+    # shape errors only where the embeddings add position / token-type vectors
+    "longer-than-positions": (re.compile(r"modeling_\w+\.py: .*(position|token_type)"),),
+}
+#: Wrappers that hide the model's forward signature from Trainer.
+_WRAPPERS = ("DataParallel", "DistributedDataParallel")
+
+
+def _matches(category: Category, exc: ExceptionInfo) -> bool:
+    """``category`` matches ``exc``'s type and message, and its frame guards (if any)."""
+    if not category.matches(exc.short_type, exc.message):
+        return False
+    places = [f"{f.file}: {f.text}" for f in exc.frames]
+    return all(any(g.search(p) for p in places) for g in FRAME_GUARDS.get(category.id, ()))
+
+
 def classify(exc: ExceptionInfo) -> Category:
     """The first category whose patterns match ``exc`` or an exception it was chained from.
 
@@ -33,10 +54,9 @@ def classify(exc: ExceptionInfo) -> Category:
     """
     chain = (exc, *exc.chain)
     found = next((category for candidate in chain for category in CATEGORIES
-                  if category.matches(candidate.short_type, candidate.message)), UNKNOWN)
+                  if _matches(category, candidate)), UNKNOWN)
     for category in CATEGORIES:
-        if found.id in category.overrides and any(
-                category.matches(c.short_type, c.message) for c in chain):
+        if found.id in category.overrides and any(_matches(category, c) for c in chain):
             return category
     return found
 
@@ -99,6 +119,9 @@ def diagnose(run: RunResult, script: Path) -> Diagnosis:
     seen = [d for t in run.probe.trainers for d in t.datasets] + run.probe.datasets
     if category.id == "ragged-batch" and any(d.label_kind == "str" for d in seen):
         category = get_category("string-labels")  # same message: the labels decide
+    if category.id == "raw-dataset" and any(t.model_class in _WRAPPERS
+                                            for t in run.probe.trainers):
+        category = get_category("model-wrapped-dataparallel")  # the wrapper hid the columns
     frame = user_frame(exc, script)
     evidence = exc.headline()
     quoted = matched.matching_line(exc.message)  # the line of the message that matched
