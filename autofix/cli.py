@@ -95,6 +95,8 @@ def fix(
         branch=branch, timeout=timeout or None, max_steps=0 if full else max_steps,
         max_iterations=max_iterations, resume=resume, init=init,
     )
+    for problem in plugins().problems:  # a broken plugin is reported, never fatal
+        err.print(f"[yellow]warning:[/yellow] {escape(problem)}")
     observer = ConsoleObserver(console, script.name)
     try:
         result = repair(options, observer)
