@@ -43,7 +43,7 @@ from autofix.errors import (
     EXIT_USAGE,
     classify_error,
 )
-from autofix.registry import all_recipes
+from autofix.registry import all_recipes, origin, plugins
 from autofix.report import ConsoleObserver, print_summary, write_report
 from autofix.reports import error_json, write_session_report
 from autofix.runner import LAUNCHERS, default_python
@@ -192,6 +192,8 @@ def fix(
         launcher=launcher or "", nproc_per_node=nproc_per_node,
         sample_rows=sample_rows, one_at_a_time=one_at_a_time,
     )
+    for problem in plugins().problems:  # a broken plugin is reported, never fatal
+        err.print(f"[yellow]warning:[/yellow] {escape(problem)}")
     observer = ConsoleObserver(console, script.name, options.max_steps)
     with boundary(err, report, observer.close):
         result = repair(options, observer)
@@ -467,16 +469,17 @@ def recipes_table(width: int = 200) -> Table:
     ids = max(len(r.id) for r in found)
     cats = max(len(r.category) for r in found)
     modules = max(len(r.__module__) for r in found)
-    with_module = ids + cats + modules + 30 + 13 <= width
+    with_module = ids + cats + modules + 30 + 13 + 12 <= width
     table = Table()
     table.add_column("recipe", no_wrap=True, min_width=ids)
     table.add_column("category", no_wrap=True, min_width=cats)
     table.add_column("what it does")
     if with_module:
         table.add_column("module", no_wrap=True, min_width=modules)
+    table.add_column("origin", no_wrap=True)
     for recipe in found:
         table.add_row(recipe.id, recipe.category, recipe.title,
-                      *([recipe.__module__] if with_module else []))
+                      *([recipe.__module__] if with_module else []), origin(recipe))
     return table
 
 
@@ -492,7 +495,10 @@ def recipes_markdown() -> str:
 def recipes(
     markdown: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
 ) -> None:
-    """List the fix recipes autofix knows."""
+    """List the fix recipes autofix knows, with their origin (autofix or a plugin)."""
+    err = Console(stderr=True, highlight=False)
+    for problem in plugins().problems:  # reported, never fatal
+        err.print(f"[yellow]warning:[/yellow] {escape(problem)}")
     if markdown:
         typer.echo(recipes_markdown(), nl=False)
     else:

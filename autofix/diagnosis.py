@@ -20,6 +20,7 @@ from autofix.categories import (
     raised_site,
 )
 from autofix.child.symptoms import WINDOW, LossMonitor
+from autofix.registry import plugins
 from autofix.traceback_text import parse_traceback
 from autofix.types import (
     Diagnosis,
@@ -39,6 +40,24 @@ _STDIN_HINT = (
 )
 
 
+#: Categories whose message alone is too common: they match only when, for each regex
+#: here, some frame of the exception (``file: line text``) matches it (where it was raised).
+FRAME_GUARDS: dict[str, tuple[re.Pattern[str], ...]] = {
+    # a KeyError raised by pandas while the DataLoader fetches rows of the "dataset"
+    "dataframe-to-trainer": (re.compile(r"[/\\]pandas[/\\]"), re.compile(r"fetch\.py: ")),
+    # shape errors only where the embeddings add position / token-type vectors
+    "longer-than-positions": (re.compile(r"modeling_\w+\.py: .*(position|token_type)"),),
+}
+#: Wrappers that hide the model's forward signature from Trainer.
+_WRAPPERS = ("DataParallel", "DistributedDataParallel")
+
+
+def _guarded(category: Category, exc: ExceptionInfo) -> bool:
+    """``exc`` passes ``category``'s frame guards (:data:`FRAME_GUARDS`; none: True)."""
+    places = [f"{f.file}: {f.text}" for f in exc.frames]
+    return all(any(g.search(p) for p in places) for g in FRAME_GUARDS.get(category.id, ()))
+
+
 def classify(exc: ExceptionInfo) -> Category:
     """The first category whose patterns match ``exc`` or an exception it was chained from.
 
@@ -51,12 +70,14 @@ def classify(exc: ExceptionInfo) -> Category:
     Returns :data:`UNKNOWN` when nothing matches.
     """
     chain = (exc, *exc.chain)
-    categories = all_categories()
+    categories = tuple({c.id: c for c in (*all_categories(),
+                                          *plugins().categories())}.values())
     site = raised_site(exc)
     frames = tuple(key for candidate in chain for key in frame_keys(all_frames(candidate)))
 
     def matches(category: Category, candidate: ExceptionInfo) -> bool:
-        return category.matches(candidate.short_type, candidate.message, site, frames)
+        return category.matches(candidate.short_type, candidate.message, site, frames) \
+            and _guarded(category, candidate)
 
     found = next((category for candidate in chain for category in categories
                   if matches(category, candidate)), UNKNOWN)
@@ -124,6 +145,9 @@ def diagnose(run: RunResult, script: Path) -> Diagnosis:
     seen = [d for t in run.probe.trainers for d in t.datasets] + run.probe.datasets
     if category.id == "ragged-batch" and any(d.label_kind == "str" for d in seen):
         category = get_category("string-labels")  # same message: the labels decide
+    if category.id == "raw-dataset" and any(t.model_class in _WRAPPERS
+                                            for t in run.probe.trainers):
+        category = get_category("model-wrapped-dataparallel")  # the wrapper hid the columns
     frame = user_frame(exc, script)
     evidence = exc.headline()
     quoted = matched.matching_line(exc.message)  # the line of the message that matched

@@ -1,4 +1,5 @@
-"""Discovers the recipes in the ``recipes`` package (one module, one ``Recipe`` class)."""
+"""Discovers the recipes in the ``recipes`` package (one module, one ``Recipe`` class) and
+those of plugins registered under the ``autofix.recipes`` entry-point group."""
 
 from __future__ import annotations
 
@@ -8,11 +9,29 @@ import pkgutil
 from functools import cache
 
 import recipes
+from autofix.plugins import Plugins, load_plugins
 from autofix.recipe import Recipe
 
 
 @cache
 def all_recipes() -> tuple[type[Recipe], ...]:
+    """Every recipe: the in-tree ones (sorted by module name), then the plugins' ones."""
+    return in_tree_recipes() + plugins().recipes()
+
+
+def plugins() -> Plugins:
+    """The plugins registered under ``autofix.recipes`` (loaded once; broken ones are
+    listed in ``problems``, never raised)."""
+    return load_plugins(frozenset(r.id for r in in_tree_recipes()))
+
+
+def origin(recipe: type[Recipe]) -> str:
+    """Where ``recipe`` comes from: ``"autofix"`` (in-tree) or the plugin's distribution."""
+    return plugins().origin(recipe) or "autofix"
+
+
+@cache
+def in_tree_recipes() -> tuple[type[Recipe], ...]:
     """Every recipe class defined in a module of ``recipes/``, sorted by module name."""
     found: list[type[Recipe]] = []
     for info in sorted(pkgutil.iter_modules(recipes.__path__), key=lambda i: i.name):

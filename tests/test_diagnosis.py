@@ -101,3 +101,60 @@ def test_same_fault_even_when_the_fix_edited_the_failing_line() -> None:
     assert before.same_fault(after) and before.same_fault(moved)
     assert not before.same_fault(other)
     assert not before.same_fault(Diagnosis("ragged-batch", "ValueError: x", "/u/t.py", 17))
+
+
+# -- faults from the corpus of public reports: frame guards and probe facts -----------
+
+PANDAS_TB = '''Traceback (most recent call last):
+  File "/u/train.py", line 30, in <module>
+    trainer.train()
+  File "/v/site-packages/torch/utils/data/_utils/fetch.py", line 54, in fetch
+    data = [self.dataset[idx] for idx in possibly_batched_index]
+  File "/v/site-packages/pandas/core/frame.py", line 4330, in __getitem__
+    indexer = self.columns.get_loc(key)
+KeyError: 342
+'''
+
+
+def test_keyerror_is_a_dataframe_only_where_pandas_raised_it() -> None:
+    exc = parse_traceback(PANDAS_TB)
+    assert exc is not None and classify(exc).id == "dataframe-to-trainer"
+    plain = parse_traceback(TB.replace("IndexError: list index out of range",
+                                       "KeyError: 'premise'"))
+    assert plain is not None and classify(plain).id == "unknown"
+
+
+def test_shape_error_is_too_long_only_in_the_embeddings() -> None:
+    text = TB.replace("IndexError: list index out of range", "RuntimeError: The size of "
+                      "tensor a (96) must match the size of tensor b (64) at non-singleton "
+                      "dimension 1")
+    exc = parse_traceback(text)
+    assert exc is not None and classify(exc).id == "unknown"  # the user's own arithmetic
+    inside = text.replace('    x = [1][3]\n', '    x = [1][3]\n  File "/v/transformers/models/'
+                          'bert/modeling_bert.py", line 99, in forward\n    embeddings += '
+                          'self.position_embeddings(position_ids)\n')
+    exc = parse_traceback(inside)
+    assert exc is not None and classify(exc).id == "longer-than-positions"
+
+
+def test_raw_dataset_face_with_a_dataparallel_model_is_the_wrapper() -> None:
+    from autofix.types import TrainerFacts
+
+    text = TB.replace("IndexError: list index out of range", "ValueError: You should supply "
+                      "an encoding or a list of encodings to this method that includes "
+                      "input_ids, but you provided ['label']")
+    wrapped = ProbeReport(trainers=[TrainerFacts("Trainer", "DataParallel", None)])
+    run = RunResult(RunOutcome.FAILED, 1, 1.0, text, len(text), wrapped)
+    diag = diagnose(run, Path("/u/train.py"))
+    assert diag.category == "model-wrapped-dataparallel"
+    assert "DataParallel" in diag.hint
+    plain = ProbeReport(trainers=[TrainerFacts("Trainer", "BertForSequenceClassification", 3)])
+    run = RunResult(RunOutcome.FAILED, 1, 1.0, text, len(text), plain)
+    assert diagnose(run, Path("/u/train.py")).category == "raw-dataset"
+
+
+def test_loss_without_head_advice_only_for_base_models() -> None:
+    causal = TB.replace("IndexError: list index out of range", "ValueError: The model did not "
+                        "return a loss from the inputs, only the following keys: logits.")
+    exc = parse_traceback(causal)
+    assert exc is not None and classify(exc).id == "unknown"  # a causal LM without labels

@@ -1,0 +1,157 @@
+"""The case corpus through autofix: how many are fixed, misclassified, wrongly fixed.
+
+Every case of ``sample_scripts/corpus/manifest.toml`` (and of
+``sample_scripts/cases/manifest.toml`` when that folder and manifest exist) is copied with
+``sample_scripts/data`` (as ``data/``; a case folder's own ``data/`` wins) into its own
+scratch git repository and repaired by the real CLI (``--max-steps`` small). Per case:
+
+- fixed: autofix exited 0 with status ``fixed`` (its last run trained: exit 0 or the step
+  budget reached with a finite loss), or ``clean`` for a case expected healthy;
+- advised: a case without a safe recipe ended with its expected category and no commit;
+- misclassified: a commit was made for a category other than the manifest's (for a
+  healthy case: any commit), or an advice case ended in another category;
+- wrong fixes kept: commits left on the branch whose recipe is not the manifest's fix.
+
+Printed: one row per case, then the totals and the wall time.
+
+Usage: nice -n 19 python benchmarks/bench_corpus.py [--only c01 c02] [--max-steps 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPORA = (ROOT / "sample_scripts" / "corpus", ROOT / "sample_scripts" / "cases")
+PYTHONS = {"pt": ROOT / ".venv" / "bin" / "python", "tf": ROOT / ".venv-v4" / "bin" / "python"}
+
+
+@dataclass
+class Outcome:
+    case: str
+    expected: str
+    fix: str
+    status: str
+    exit_code: int
+    categories: list[str]
+    recipes: list[str]
+    final: str
+    seconds: float
+
+    @property
+    def fixed(self) -> bool:
+        if self.fix == "none":
+            return self.exit_code == 0 and self.status == "clean"
+        return self.exit_code == 0 and self.status == "fixed" and self.fix != "advice"
+
+    @property
+    def advised(self) -> bool:
+        return self.fix == "advice" and not self.recipes and self.final == self.expected
+
+    @property
+    def misclassified(self) -> bool:
+        if self.expected == "none":
+            return bool(self.categories)
+        wrong_commit = any(c != self.expected for c in self.categories)
+        wrong_advice = self.fix == "advice" and self.final not in (self.expected, "")
+        return wrong_commit or wrong_advice
+
+    @property
+    def wrong_kept(self) -> int:
+        return sum(1 for r in self.recipes if r != self.fix)
+
+
+def cases() -> list[tuple[Path, dict[str, str]]]:
+    found = []
+    for folder in CORPORA:
+        manifest = folder / "manifest.toml"
+        if manifest.is_file():
+            found += [(folder, c) for c in tomllib.loads(manifest.read_text())["case"]]
+    return found
+
+
+def scratch(base: Path, folder: Path, script: str) -> Path:
+    repo = base / "repo"
+    repo.mkdir(parents=True)
+    shutil.copy(folder / script, repo / script)
+    data = folder / "data" if (folder / "data").is_dir() else ROOT / "sample_scripts" / "data"
+    shutil.copytree(data, repo / "data")
+    git = ["git", "-C", str(repo)]
+    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "-c", "user.name=bench", "-c", "user.email=b@b", "commit", "-q",
+                    "-m", "case"], check=True)
+    return repo
+
+
+def run_case(folder: Path, case: dict[str, str], max_steps: int, timeout: float) -> Outcome:
+    with tempfile.TemporaryDirectory(prefix="bench-corpus-") as tmp:
+        repo = scratch(Path(tmp), folder, case["script"])
+        report = Path(tmp) / "report.json"
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+               "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1",
+               "PYTHONPATH": str(ROOT)}
+        start = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "autofix", case["script"], "--branch", "bench",
+             "--python", str(PYTHONS[case.get("env", "pt")]), "--max-steps", str(max_steps),
+             "--timeout", str(timeout), "--report", str(report)],
+            cwd=repo, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
+        seconds = time.perf_counter() - start
+        doc = json.loads(report.read_text()) if report.is_file() else {}
+    fixes = doc.get("fixes", [])
+    runs = doc.get("runs", [])
+    final = runs[-1].get("category") or "" if runs and doc.get("status") != "fixed" else ""
+    return Outcome(case["id"], case["category"], case["fix"], doc.get("status", "error"),
+                   done.returncode, [f["category"] for f in fixes],
+                   [f["recipe"] for f in fixes], final, seconds)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", default=None, help="case ids to run")
+    parser.add_argument("--max-steps", type=int, default=5)
+    parser.add_argument("--timeout", type=float, default=300)
+    opts = parser.parse_args()
+    selected = [(f, c) for f, c in cases() if not opts.only or c["id"] in opts.only]
+    start = time.perf_counter()
+    results = []
+    print(f"{'case':5} {'expected':28} {'status':8} {'exit':4} {'commits':40} {'s':>6}")
+    for folder, case in selected:
+        out = run_case(folder, case, opts.max_steps, opts.timeout)
+        results.append(out)
+        marks = ("fixed" if out.fixed else "advised" if out.advised else "-") + \
+            (" MISCLASSIFIED" if out.misclassified else "") + \
+            (f" WRONG-KEPT={out.wrong_kept}" if out.wrong_kept else "")
+        print(f"{out.case:5} {out.expected:28} {out.status:8} {out.exit_code:4} "
+              f"{','.join(out.recipes) or out.final or '-':40} {out.seconds:6.0f}  {marks}",
+              flush=True)
+    wall = time.perf_counter() - start
+    with_recipe = [r for r in results if r.fix not in ("advice", "none")]
+    advice = [r for r in results if r.fix == "advice"]
+    healthy = [r for r in results if r.fix == "none"]
+    print()
+    print(f"cases: {len(results)} ({len(with_recipe)} with a recipe, {len(advice)} advice, "
+          f"{len(healthy)} healthy)")
+    print(f"fixed: {sum(r.fixed for r in with_recipe)} of {len(with_recipe)}; "
+          f"advised right: {sum(r.advised for r in advice)} of {len(advice)}; "
+          f"healthy left clean: {sum(r.fixed for r in healthy)} of {len(healthy)}")
+    print(f"misclassified: {sum(r.misclassified for r in results)}")
+    print(f"wrong fixes kept: {sum(r.wrong_kept for r in results)}")
+    median = sorted(r.seconds for r in results)[len(results) // 2] if results else 0.0
+    print(f"time: {wall:.0f} s wall, median case {median:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

