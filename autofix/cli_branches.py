@@ -6,27 +6,33 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-import git
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from autofix.errors import AutofixError
-from autofix.gitops import autofix_branches, branch_log, delete_branch, undo_last
+from autofix.gitops import (
+    Repo,
+    autofix_branches,
+    branch_log,
+    delete_branch,
+    repo_containing,
+    undo_last,
+)
 
 EXIT_USAGE = 2
 
 
-def _repo(err: Console) -> git.Repo:
+def _repo(err: Console) -> Repo:
     try:
-        return git.Repo(Path.cwd(), search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        err.print(f"[bold red]error:[/bold red] {Path.cwd()} is not inside a git repository")
+        return repo_containing(Path.cwd())
+    except AutofixError as exc:
+        err.print(f"[bold red]error:[/bold red] {escape(str(exc))}")
         raise typer.Exit(EXIT_USAGE) from None
 
 
-def _branch(repo: git.Repo, err: Console, branch: str | None) -> str:
+def _branch(repo: Repo, err: Console, branch: str | None) -> str:
     """``branch``, else the only autofix branch there is (exit 2 when ambiguous/none)."""
     if branch:
         return branch

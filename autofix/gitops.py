@@ -318,6 +318,19 @@ def prepare_branch(repo: git.Repo, script: Path, branch: str, resume: bool,
                      snapshot_pending=head_source != user_source, scratch=_scratch(dry_run))
 
 
+#: The repository type, for callers that only pass one along (only this module imports git).
+Repo = git.Repo
+
+
+def repo_containing(folder: Path) -> git.Repo:
+    """The git repository ``folder`` is inside. Raises :class:`AutofixError` when there is
+    none."""
+    try:
+        return git.Repo(folder, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise AutofixError(f"{folder} is not inside a git repository") from None
+
+
 @_git_errors
 def repo_root(repo: git.Repo) -> Path:
     """The resolved work-tree root of ``repo``."""

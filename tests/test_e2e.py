@@ -67,7 +67,9 @@ def check_fixed_sample(repo: git.Repo, report: dict[str, object], version_arg: s
     assert "from_pretrained(model_checkpoint, num_labels=3)" in source
     runs = report["runs"]
     assert isinstance(runs, list)
-    assert [r["outcome"] for r in runs] == ["failed", "failed", "failed", "budget"]
+    # preflight (issue 10): run 1 finds all three faults, run 2 verifies them together
+    assert [r["outcome"] for r in runs] == ["failed", "budget"]
+    assert runs[0]["category"] == "raw-dataset"
     message = str(repo.commit("fixes").message)
     assert "IndexError: Target 2 is out of bounds." in message
     assert "Autofix-Recipe: label-out-of-range" in message

@@ -38,13 +38,16 @@ def test_course_tf_script(scratch_repo: Repo, v4_python: str) -> None:
     report = json.loads((root.parent / "report.json").read_text())
     assert report["status"] == "fixed"
     runs = report["runs"]
-    assert [r["category"] for r in runs] == [
-        "label-column-name", "ragged-batch", "label-out-of-range", "keras-string-loss", ""]
+    # preflight (issue 10): run 1 records the to_tf_dataset failure, checks the padding
+    # with the label column renamed and the labels against the head at fit, all before a
+    # training step; run 2 trains and stalls; run 3 proves the stall fixes
+    assert [r["category"] for r in runs] == ["label-column-name", "keras-string-loss", ""]
     assert "Column labels not found in dataset" in runs[0]["evidence"]
-    assert "all input arrays must have the same shape" in runs[1]["evidence"]
-    assert "Received a label value of 2" in runs[2]["evidence"]
-    assert "stalled" in runs[3]["evidence"] and "lr-too-high" in runs[3]["evidence"]
-    assert runs[4]["outcome"] == "budget"
+    messages = [str(c.message) for c in repo.iter_commits("main..fixes")]
+    assert any("all input arrays must have the same shape" in m for m in messages)
+    assert any("Received a label value of 2" in m for m in messages)
+    assert "stalled" in runs[1]["evidence"] and "lr-too-high" in runs[1]["evidence"]
+    assert runs[2]["outcome"] == "budget"
     source = (repo.commit("fixes").tree / "course_tf_mnli.py").data_stream.read().decode()
     assert 'tokenized_datasets.rename_column("label", "labels")' in source
     assert source.count('collate_fn=DataCollatorWithPadding(tokenizer, return_tensors="tf")') \
@@ -55,9 +58,9 @@ def test_course_tf_script(scratch_repo: Repo, v4_python: str) -> None:
 
     # the verification run trained the branch's script with a falling loss, clearly under
     # the chance level ln 3 (the proof the symptom fixes owed, LossMonitor.clearly_learning)
-    found = re.fullmatch(r"(\d+) steps, loss (\S+) at step 1, (\S+) over the last 10 steps",
-                         runs[4]["evidence"])
-    assert found is not None, runs[4]["evidence"]
+    found = re.match(r"(\d+) steps, loss (\S+) at step 1, (\S+) over the last 10 steps",
+                     runs[2]["evidence"])
+    assert found is not None, runs[2]["evidence"]
     first, last = float(found.group(2)), float(found.group(3))
     assert int(found.group(1)) >= 40  # past the stall rule's first step
     assert last < 0.85 * math.log(3) and last < first
