@@ -10,6 +10,7 @@ and ``import transformers as tf; tf.Trainer`` match as well.
 from __future__ import annotations
 
 import re
+import sys
 import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -83,7 +84,8 @@ def contract_problems(cls: type[Recipe]) -> list[str]:
 
     The contract (Fixit's rule checks): an ``id`` of lower-case words joined by ``-``
     equal to its module's name (``-`` as ``_``: ``recipes/drift_adamw.py`` holds
-    ``drift-adamw``; classes defined in ``test_*`` modules are exempt from this one); a
+    ``drift-adamw``; only for the in-tree ``recipes`` package, and classes in its ``_*`` or
+    ``test_*`` modules are exempt); a
     ``title``; a ``category`` (and ``also_fixes``) registered in
     :mod:`autofix.categories`; at least one before/after example and one example the
     recipe must leave unchanged.
@@ -92,14 +94,19 @@ def contract_problems(cls: type[Recipe]) -> list[str]:
     if not cls.id or not _ID.fullmatch(cls.id):
         problems.append(f"id {cls.id!r} must be lower-case words joined by '-'")
     module = cls.__module__.rsplit(".", 1)[-1]
-    if cls.id and not module.startswith(("test_", "_")) and module != "__main__" \
+    in_tree = cls.__module__.split(".", 1)[0] == "recipes"  # plugins name modules freely
+    if cls.id and in_tree and not module.startswith(("test_", "_")) \
             and cls.id.replace("-", "_") != module:
         problems.append(f"id {cls.id!r} must equal its module's name ({module}.py holds "
                         f"{module.replace('_', '-')!r}; one recipe per module)")
     if not cls.title:
         problems.append("no title")
+    # a plugin module declares its own categories (``CATEGORIES``) above its recipes; the
+    # plugin loader registers them
+    own = {str(c.id) for c in getattr(sys.modules.get(cls.__module__), "CATEGORIES", ())
+           if hasattr(c, "id")} if not in_tree else set()
     for category in (cls.category, *cls.also_fixes):
-        if not is_category(category):
+        if not is_category(category) and category not in own:
             problems.append(f"category {category!r} is not registered (autofix.categories."
                             "register_category)")
     if not any(e.after is not None for e in cls.examples):

@@ -156,7 +156,7 @@ def print_summary(console: Console, result: SessionResult, repo_dir: str = "") -
     console.print(f"\n{escape(result.diff_stat.rstrip())}")
     console.print(f"Whole diff: [bold]{prefix}diff {result.base[:8]}..{result.branch}[/bold]"
                   f"   commits: [bold]autofix log {result.branch}[/bold]")
-    if result.mergeable:
+    if result.status is Status.FIXED and not result.interrupted:  # never a broken branch
         console.print(f"merge: [bold]{prefix}merge {result.branch}[/bold]")
     elif result.fixes:  # gave up or interrupted: the branch does not train yet
         console.print("Partial fixes: the script does not train yet; do not merge as is.")

@@ -32,15 +32,16 @@ class DatasetFromPandas(Recipe):
                 "df = pd.read_csv(path)\n"
                 "trainer = Trainer(model=model, args=args, train_dataset=df)\n"
             ),
-            after=(
-                "import pandas as pd\n"
-                "from transformers import Trainer\n"
-                "from datasets import Dataset\n"
-                "\n"
-                "df = pd.read_csv(path)\n"
-                "trainer = Trainer(model=model, args=args, "
-                "train_dataset=Dataset.from_pandas(df, preserve_index=False))\n"
-            ),
+            after=('import pandas as pd\n'
+                   'from transformers import Trainer\n'
+                   'from datasets import Dataset\n'
+                   '\n'
+                   'df = pd.read_csv(path)\n'
+                   'trainer = Trainer(\n'
+                   '    model=model,\n'
+                   '    args=args,\n'
+                   '    train_dataset=Dataset.from_pandas(df, preserve_index=False),\n'
+                   ')\n'),
         ),
         Example(  # no pandas in the script: the KeyError has another cause
             before=(

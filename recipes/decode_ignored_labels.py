@@ -38,9 +38,12 @@ class PadIgnoredLabels(Recipe):
     examples = (
         Example(
             before=_BEFORE,
-            after="import numpy as np\n\n" + _BEFORE.replace(
-                "batch_decode(labels,",
-                "batch_decode(np.where(labels != -100, labels, tokenizer.pad_token_id),"),
+            after="import numpy as np\n\n" + _BEFORE.replace(  # wrapped past 88 columns
+                "batch_decode(labels, skip_special_tokens=True)",
+                "batch_decode(\n"
+                "        np.where(labels != -100, labels, tokenizer.pad_token_id),\n"
+                "        skip_special_tokens=True,\n"
+                "    )"),
         ),
         Example(  # attributes, a method's tokenizer, both predictions and labels
             before=("import numpy as np\n"
@@ -54,10 +57,14 @@ class PadIgnoredLabels(Recipe):
             after=("import numpy as np\n"
                    "class M:\n"
                    "    def metrics(self, p):\n"
-                   "        a = self.tok.batch_decode(np.where(p.predictions != -100, "
-                   "p.predictions, self.tok.pad_token_id))\n"
-                   "        b = self.tok.batch_decode(np.where(p.label_ids != -100, "
-                   "p.label_ids, self.tok.pad_token_id))\n"
+                   "        a = self.tok.batch_decode(\n"
+                   "            np.where(p.predictions != -100, p.predictions, "
+                   "self.tok.pad_token_id),\n"
+                   "        )\n"
+                   "        b = self.tok.batch_decode(\n"
+                   "            np.where(p.label_ids != -100, p.label_ids, "
+                   "self.tok.pad_token_id),\n"
+                   "        )\n"
                    "        return {}\n"
                    "    def fit(self):\n"
                    "        Trainer(compute_metrics=self.metrics)\n"),

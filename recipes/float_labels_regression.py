@@ -48,9 +48,9 @@ class RegressionHead(Recipe):
     examples = (
         Example(  # the second model (loaded from a binary checkpoint) is the one that fails
             before=_HEAD + _SECOND,
-            after=_HEAD + "model = AutoModelForSequenceClassification.from_pretrained(STAGE1, "
-                          "num_labels=1, problem_type=\"regression\", "
-                          "ignore_mismatched_sizes=True)\ntrainer.train()\n",
+            after=_HEAD + "model = AutoModelForSequenceClassification.from_pretrained(\n"
+                          "    STAGE1,\n    num_labels=1,\n    problem_type=\"regression\",\n"
+                          "    ignore_mismatched_sizes=True,\n)\ntrainer.train()\n",
             line=4, trainers=_floats(0.0, 4.6),
         ),
         Example(  # a function, num_labels replaced, multi-line layout kept

@@ -130,15 +130,16 @@ class PadWithTokenizer(PlannedEdits):
                 "    def train(self, model, ds):\n"
                 "        return transformers.Trainer(model, train_dataset=ds)\n"
             ),
-            after=(
-                "import transformers\n"
-                "class Job:\n"
-                "    def __init__(self, ckpt):\n"
-                "        self.tokenizer = transformers.AutoTokenizer.from_pretrained(ckpt)\n"
-                "    def train(self, model, ds):\n"
-                "        return transformers.Trainer(model, train_dataset=ds, "
-                "processing_class=self.tokenizer)\n"
-            ),
+            after=('import transformers\n'
+                   'class Job:\n'
+                   '    def __init__(self, ckpt):\n'
+                   '        self.tokenizer = transformers.AutoTokenizer.from_pretrained(ckpt)\n'
+                   '    def train(self, model, ds):\n'
+                   '        return transformers.Trainer(\n'
+                   '            model,\n'
+                   '            train_dataset=ds,\n'
+                   '            processing_class=self.tokenizer,\n'
+                   '        )\n'),
         ),
         Example(  # a training function taking the tokenizer as a keyword argument
             before=(

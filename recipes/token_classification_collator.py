@@ -33,12 +33,11 @@ class TokenClassificationCollator(Recipe):
                 "model = AutoModelForTokenClassification.from_pretrained(ckpt, num_labels=9)\n"
                 "collator = DataCollatorWithPadding(tokenizer)\n"
             ),
-            after=(
-                "from transformers import DataCollatorForTokenClassification, "
-                "AutoModelForTokenClassification, DataCollatorWithPadding\n"
+            after=(  # the import line keeps its (sorted) order
+                "from transformers import AutoModelForTokenClassification, "
+                "DataCollatorForTokenClassification, DataCollatorWithPadding\n"
                 "model = AutoModelForTokenClassification.from_pretrained(ckpt, num_labels=9)\n"
-                "collator = DataCollatorForTokenClassification(tokenizer)\n"
-            ),
+                "collator = DataCollatorForTokenClassification(tokenizer)\n"),
         ),
         Example(  # a sequence classifier: its labels are not per token
             before=(

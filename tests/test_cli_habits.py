@@ -112,7 +112,8 @@ def _fix_branch(repo: git.Repo, name: str, fixes: int) -> list[str]:
     shas = []
     for i in range(fixes):
         diag = Diagnosis("api-drift", "ImportError: x", str(script), 1, "import x")
-        outcome = Applied(branch.source + f"# fix {i}\n", f"fix {i}")
+        # the branch name in the content: two branches never share a commit by chance
+        outcome = Applied(branch.source + f"# fix {i} on {name}\n", f"fix {i}")
         shas.append(branch.commit_fix(outcome.source,
                                       commit_message(_Fake, outcome, diag, i + 1, "t.py")))
     return shas

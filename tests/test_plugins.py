@@ -75,7 +75,7 @@ def test_broken_plugins_are_reported_and_skipped(installed: Path) -> None:
     assert len(problems) == 2
     assert problems[0].startswith("plugin 'broken' (autofix_demo_plugin.broken) skipped: "
                                   "ModuleNotFoundError")
-    assert "plugin 'incomplete'" in problems[1] and "leave-alone example" in problems[1]
+    assert "plugin 'incomplete'" in problems[1] and "must leave unchanged" in problems[1]
 
 
 def test_plugin_category_classifies_tracebacks(installed: Path) -> None:
