@@ -64,6 +64,11 @@ def session_json(result: SessionResult) -> dict[str, Any]:
              "line": f.line, "summary": f.summary, "run": f.run, "diff": f.diff}
             for f in result.fixes
         ],
+        "dropped": [{"commit": d.commit, "recipe": d.recipe, "category": d.category,
+                     "reason": d.reason} for d in result.dropped],
+        "warnings": list(result.warnings),
+        "findings": [{"kind": f.kind, "step": f.step, "evidence": f.evidence}
+                     for f in result.findings],
     }
 
 

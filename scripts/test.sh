@@ -7,4 +7,7 @@ scripts/setup.sh
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 .venv/bin/ruff check autofix recipes
 .venv/bin/mypy autofix recipes
+# Default: every tier but the tests marked slow (see pyproject's markers); arguments replace
+# the selection, e.g. scripts/test.sh -m slow, or scripts/test.sh -m "not e2e and not v4".
+if [ $# -eq 0 ]; then set -- -m "not slow"; fi
 .venv/bin/python -m pytest -q "$@"

@@ -246,8 +246,12 @@ class LossMonitor:
 
     def should_extend(self) -> bool:
         """At the step budget: True when the verdict is unclear (a chance level is known,
-        the loss is not clearly under it, nothing was confirmed), so training goes on."""
+        the loss is not clearly under it, nothing was confirmed), so training goes on. A
+        budget under :data:`MIN_STEPS` (``--max-steps 3`` for a quick check) is never
+        extended: no stall verdict could come of it."""
         if self.num_classes is None or self.num_classes < 2 or not self.losses:
+            return False
+        if len(self.losses) < MIN_STEPS:  # a budget too short for any verdict: no extension
             return False
         return not self.clearly_learning()
 
