@@ -257,7 +257,8 @@ class LossMonitor:
 
     def final(self) -> Symptom | None:
         """The verdict at the end of the (extended) budget: a stall on evidence, else the
-        finding ``learning-slowly`` when the loss is not clearly under chance, else None."""
+        finding ``learning-slowly`` when the loss is not clearly under chance, else None
+        (also for runs shorter than :data:`MIN_STEPS`: too short for either)."""
         if self.num_classes is None or self.num_classes < 2 or len(self.losses) < WINDOW:
             return None
         if not all(math.isfinite(x) for x in self.losses):
@@ -265,10 +266,11 @@ class LossMonitor:
         if self.clearly_learning():
             return None
         step = len(self.losses)
-        if step >= MIN_STEPS:
-            verdict = self.zero_lr() or self.returned() or self.flat()
-            if verdict is not None:
-                return verdict
+        if step < MIN_STEPS:  # too short a run (a quick --max-steps check) to say anything
+            return None
+        verdict = self.zero_lr() or self.returned() or self.flat()
+        if verdict is not None:
+            return verdict
         trend = self.trend()
         slope = f"; slope {trend.slope:+.5f} +/- {trend.half:.5f} per step (95 %)" \
             if trend else ""
