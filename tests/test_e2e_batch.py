@@ -12,7 +12,7 @@ import pytest
 from .conftest import SAMPLES, run_autofix, snapshot
 
 Repo = Callable[[dict[str, str | Path]], git.Repo]
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 EXERCISES = sorted(p.name for p in (SAMPLES / "course").iterdir()
                    if p.suffix in (".py", ".ipynb"))
 

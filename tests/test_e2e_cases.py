@@ -33,6 +33,9 @@ class Case:
     tf: bool = False
 
 
+#: Each case is a whole repair session (1-3 min on 2 cores): the file runs with -m slow.
+pytestmark = pytest.mark.slow
+
 ALL: tuple[object, ...] = (
     Case("map_return_tensors.py", ("map-return-tensors",),
          has=('tokenizer(batch["text"], truncation=True, max_length=64)',),

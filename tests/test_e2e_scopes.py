@@ -84,6 +84,7 @@ def style(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     return repo, report, stdout, name
 
 
+@pytest.mark.slow  # three more whole repair sessions; the shared cases above stay in CI
 def test_style_script_trains_on_the_branch(style: tuple[git.Repo, dict, str, str]) -> None:
     repo, report, _, name = style
     assert report["status"] == "fixed"

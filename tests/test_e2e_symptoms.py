@@ -12,7 +12,7 @@ import pytest
 from .conftest import SAMPLES, TEST_SCRIPTS, run_autofix, snapshot, trailers
 
 Repo = Callable[[dict[str, str | Path]], git.Repo]
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 def repair(repo: git.Repo, script: str, *extra: str,

@@ -19,7 +19,7 @@ from autofix.engine import Options
 
 from .conftest import ROOT, TEST_SCRIPTS, make_repo, snapshot, trailers
 
-pytestmark = pytest.mark.e2e  # real transformers imports; the Ray test starts a cluster
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]  # real transformers imports; the Ray test starts a cluster
 ray = pytest.importorskip("ray")
 from autofix.raybatch import RayOptions  # noqa: E402
 from tests.ray_cluster import Cluster, start_cluster  # noqa: E402
