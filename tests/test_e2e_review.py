@@ -44,15 +44,19 @@ def objects(repo: git.Repo) -> set[str]:
 
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
-    """One dry run, one real run and one --resume of the same toy script."""
+    """One dry run, one real run and one --resume of the same toy script. They run
+    --one-at-a-time: the review features are checked on a fix found by a failing run (the
+    default preflight would fix the import before any run, see tests/test_preflight.py)."""
     root = tmp_path_factory.mktemp("review")
     repo = make_repo(root / "repo", {"sub/train.py": TOY})
     cwd = Path(str(repo.working_tree_dir))
     refs, objs = repo.git.for_each_ref(), objects(repo)
-    dry = run_autofix(["sub/train.py", "--dry-run", "--report", "../dry.html"], cwd, env=ENV)
+    dry = run_autofix(["sub/train.py", "--dry-run", "--one-at-a-time", "--report",
+                       "../dry.html"], cwd, env=ENV)
     after_dry = (repo.git.for_each_ref(), objects(repo))
-    real = run_autofix(["sub/train.py", "--report", "../r.json"], cwd, env=ENV)
-    again = run_autofix(["sub/train.py", "--resume", "--branch", "autofix/train"], cwd,
+    real = run_autofix(["sub/train.py", "--one-at-a-time", "--report", "../r.json"], cwd, env=ENV)
+    again = run_autofix(["sub/train.py", "--resume", "--one-at-a-time", "--branch",
+                         "autofix/train"], cwd,
                         env=ENV)
     return {"repo": repo, "root": root, "before": (refs, objs), "after_dry": after_dry,
             "dry": dry, "real": real, "again": again}

@@ -183,11 +183,15 @@ def before_fit(model: Any, dataset: Any) -> None:
     num_labels = getattr(config, "num_labels", None)
     high = Pending.label_max.get("tf")
     if isinstance(num_labels, int) and isinstance(high, int) and high >= num_labels:
-        try:
+        try:  # the Keras loss the model compiles with (HF TF models are tf-keras ones)
             import tensorflow as tf
 
-            tf.nn.sparse_softmax_cross_entropy_with_logits(
-                labels=tf.constant([high]), logits=tf.zeros([1, num_labels]))
+            try:
+                from tf_keras import losses
+            except ImportError:
+                from tensorflow.keras import losses
+            losses.sparse_categorical_crossentropy(
+                tf.constant([high]), tf.zeros([1, num_labels]), from_logits=True)
         except Exception as exc:  # noqa: BLE001
             _record(exc, "labels")
     if Pending.failures:
