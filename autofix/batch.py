@@ -313,7 +313,8 @@ def batch_markdown(rows: list[Row], title: str = "autofix batch report") -> str:
         by_number = {r.n: r for r in result.runs}
         for fix in result.fixes:
             run = by_number.get(fix.run)
-            why = f" (run {run.n}: {_code(run.evidence)})" if run else ""
+            why = f" (run {run.n}: {_code(run.evidence)})" if run else \
+                f" (before the first run: {_code(fix.evidence)})" if fix.evidence else ""
             out.append(f"- **{fix.category}**: {fix.summary}{why}, commit `{fix.commit[:8]}`")
         if result.skipped:
             out += ["", "Not run (IPython magics and shell lines): "

@@ -484,7 +484,8 @@ class _Session:
                 program = self.program
                 fix = FixRecord(recipe.category, recipe.id, sha, self.branch.rel,
                                 outcome.line or diag.line, outcome.summary, run_n or self.n,
-                                diff=unified_diff(before, self.branch.source, self.branch.rel))
+                                diff=unified_diff(before, self.branch.source, self.branch.rel),
+                                evidence=cause_diag.evidence)
                 self.result.fixes.append(fix)
                 fixes.append(fix)
                 break

@@ -163,7 +163,11 @@ def print_summary(console: Console, result: SessionResult, repo_dir: str = "") -
 
 
 def _evidence(result: SessionResult, n: int) -> str:
-    return next((r.evidence for r in result.runs if r.n == n), "")
+    found = next((r.evidence for r in result.runs if r.n == n), "")
+    if found or n:
+        return found
+    return next((f"before the first run: {f.evidence}" for f in result.fixes
+                 if f.run == 0 and f.evidence), "")
 
 
 def write_report(path: Path, document: dict[str, Any]) -> None:

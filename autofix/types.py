@@ -373,6 +373,7 @@ class FixRecord:
     summary: str = ""
     run: int = 0  # the run whose diagnosis it fixes
     diff: str = ""  # unified diff of the script, before -> after this fix
+    evidence: str = ""  # the error line the fix answers (run 0: found before the first run)
 
 
 @dataclass(frozen=True)
