@@ -62,6 +62,12 @@ CLEAR_RATIO = 0.85  # at or under this x ln C: "clearly under chance"
 RISE_RATIO = 0.25  # a return to chance this far above the lowest window (x ln C) ...
 RISE_SIGMAS = 4.0  # ... and this many standard errors of a window mean
 HORIZON = 3.0  # "within three times as many steps again as were run"
+#: A significant fall counts as learning only when, kept up for ``HORIZON`` x the steps run,
+#: it would take at least this fraction of ln C off the loss: a loss pinned at chance
+#: (the course TF script with a string Keras loss: 1.0986 for 75 steps) has a "significant"
+#: slope of -1e-7 per step, while the slowest healthy MiniLM runs measured fall by
+#: 0.00029 per step (0.10 over 3 x 120 steps, 7 % of ln 4).
+MIN_DROP = 0.02
 EXTENSION = 1.0  # an unclear run may train this x budget more steps before the verdict
 ZERO_LR = 1e-12  # a learning rate at or under this is 0
 
@@ -226,8 +232,9 @@ class LossMonitor:
         trend = fit(self.losses[-max(step // 2, 3):])
         if trend is None or not self._at_chance() or self.warming_up():
             return None
-        if trend.slope + trend.half < 0:  # significantly falling: learning, however slowly
-            return None
+        falling = trend.slope + trend.half < 0
+        if falling and -trend.slope * horizon * step >= MIN_DROP * self.chance:
+            return None  # significantly and measurably falling: learning, however slowly
         target = CLEAR_RATIO * self.chance
         projected = self.window_mean() + min(trend.steepest, 0.0) * horizon * step
         if projected <= target:
