@@ -247,6 +247,7 @@ def run_batch(options: BatchOptions, changed: Callable[[list[Row]], None] | None
             else:
                 result = repair(opts, _RowObserver(row, notify))
             row.result = result
+            row.fixes = len(result.fixes)  # fixes made before the first run count too
             row.status = "interrupted" if result.interrupted else result.status.value
         except Exception as exc:  # noqa: BLE001 - the boundary, per script: one script's
             # error or crash ends only its row (errors.classify_error: 2 usage/env, 3 bug)
@@ -299,7 +300,8 @@ def batch_markdown(rows: list[Row], title: str = "autofix batch report") -> str:
            "|---|---|---|---|---|"]
     for row in rows:
         runs = len(row.result.runs) if row.result else 0
-        out.append(f"| `{row.path}` | {row.status} | {row.fixes} | {runs} | "
+        fixes = len(row.result.fixes) if row.result else row.fixes  # preflight fixes too
+        out.append(f"| `{row.path}` | {row.status} | {fixes} | {runs} | "
                    f"{row.seconds:.0f} |")
     for row in rows:
         out += ["", f"## `{row.path}`: {row.status}", ""]
