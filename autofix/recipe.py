@@ -84,8 +84,8 @@ def contract_problems(cls: type[Recipe]) -> list[str]:
 
     The contract (Fixit's rule checks): an ``id`` of lower-case words joined by ``-``
     equal to its module's name (``-`` as ``_``: ``recipes/drift_adamw.py`` holds
-    ``drift-adamw``; only for the in-tree ``recipes`` package, and classes in its ``_*`` or
-    ``test_*`` modules are exempt); a
+    ``drift-adamw``; only for the in-tree package, ``recipes/`` installed as
+    ``autofix_recipes``, and classes in its ``_*`` or ``test_*`` modules are exempt); a
     ``title``; a ``category`` (and ``also_fixes``) registered in
     :mod:`autofix.categories`; at least one before/after example and one example the
     recipe must leave unchanged.
@@ -94,7 +94,7 @@ def contract_problems(cls: type[Recipe]) -> list[str]:
     if not cls.id or not _ID.fullmatch(cls.id):
         problems.append(f"id {cls.id!r} must be lower-case words joined by '-'")
     module = cls.__module__.rsplit(".", 1)[-1]
-    in_tree = cls.__module__.split(".", 1)[0] == "recipes"  # plugins name modules freely
+    in_tree = cls.__module__.split(".", 1)[0] == "autofix_recipes"  # plugins name modules freely
     if cls.id and in_tree and not module.startswith(("test_", "_")) \
             and cls.id.replace("-", "_") != module:
         problems.append(f"id {cls.id!r} must equal its module's name ({module}.py holds "

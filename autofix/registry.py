@@ -1,5 +1,9 @@
-"""Discovers the recipes in the ``recipes`` package (one module, one ``Recipe`` class) and
-those of plugins registered under the ``autofix.recipes`` entry-point group."""
+"""Discovers the in-tree recipes and those of plugins (entry-point group ``autofix.recipes``).
+
+The in-tree recipes live in the repository's ``recipes/`` folder (one module, one ``Recipe``
+class) and are installed as the ``autofix_recipes`` package (pyproject's ``package-dir``), a
+name that neither a user's ``recipes.py`` next to the script nor another distribution's
+``recipes`` package can shadow."""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ import inspect
 import pkgutil
 from functools import cache
 
-import recipes
+import autofix_recipes
 from autofix.plugins import Plugins, load_plugins
 from autofix.recipe import Recipe
 
@@ -34,10 +38,10 @@ def origin(recipe: type[Recipe]) -> str:
 def in_tree_recipes() -> tuple[type[Recipe], ...]:
     """Every recipe class defined in a module of ``recipes/``, sorted by module name."""
     found: list[type[Recipe]] = []
-    for info in sorted(pkgutil.iter_modules(recipes.__path__), key=lambda i: i.name):
+    for info in sorted(pkgutil.iter_modules(autofix_recipes.__path__), key=lambda i: i.name):
         if info.name.startswith("_"):
             continue
-        module = importlib.import_module(f"recipes.{info.name}")
+        module = importlib.import_module(f"autofix_recipes.{info.name}")
         for _, obj in inspect.getmembers(module, inspect.isclass):
             if issubclass(obj, Recipe) and obj is not Recipe and obj.__module__ == module.__name__:
                 found.append(obj)

@@ -7,7 +7,8 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from autofix.recipe import code, keyword
-from recipes._scope import PlannedEdits, append_kw, apply_tokenizer_plan
+
+from ._scope import PlannedEdits, append_kw, apply_tokenizer_plan
 
 
 class AddPaddingCollator(PlannedEdits):

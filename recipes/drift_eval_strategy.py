@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from autofix.patterns import TRAINING_ARGS
 from autofix.recipe import Example
-from recipes._drift import KeywordRename
+
+from ._drift import KeywordRename
 
 #: transformers 4.41.0 introduced ``eval_strategy``.
 EVAL_STRATEGY_SINCE = "4.41.0"

@@ -8,8 +8,9 @@ chosen by the target environment's version.
 from __future__ import annotations
 
 from autofix.recipe import TRAINER_PATTERN, Example
-from recipes._drift import KeywordRename
-from recipes.ragged_batch import PROCESSING_CLASS_SINCE
+
+from ._drift import KeywordRename
+from .ragged_batch import PROCESSING_CLASS_SINCE
 
 
 class RenameTokenizerArgument(KeywordRename):

@@ -21,7 +21,8 @@ from libcst.metadata import PositionProvider
 
 from autofix.recipe import Example, Recipe, keyword
 from autofix.types import DatasetFacts, TrainerFacts
-from recipes._training_args import set_keyword
+
+from ._training_args import set_keyword
 
 SEQ_CLS_PATTERN = r"transformers(\.[\w.]*)?\.\w*ForSequenceClassification\.from_pretrained"
 _SETTINGS = (("num_labels", "1"), ("problem_type", '"regression"'),

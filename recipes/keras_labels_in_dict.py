@@ -10,7 +10,8 @@ model compute its internal loss from the ``labels`` in the dict.
 from __future__ import annotations
 
 from autofix.recipe import Example
-from recipes.keras_string_loss import UseInternalLoss
+
+from .keras_string_loss import UseInternalLoss
 
 
 class LabelsInDictInternalLoss(UseInternalLoss):

@@ -15,7 +15,8 @@ import libcst.matchers as m
 
 from autofix.recipe import Example, NotApplicable, code, keyword
 from autofix.types import DatasetFacts, RecipeContext, TrainerFacts
-from recipes._scope import PlannedEdits, append_kw, option_dest, replace_with, string_value
+
+from ._scope import PlannedEdits, append_kw, option_dest, replace_with, string_value
 
 _MODEL_CALL = r"transformers(\.[\w.]*)?\.(TF|Flax)?\w*ForSequenceClassification\.from_pretrained"
 

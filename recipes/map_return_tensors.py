@@ -19,7 +19,8 @@ import libcst as cst
 import libcst.matchers as m
 
 from autofix.recipe import Example, NotApplicable, Recipe, keyword, remove_keyword
-from recipes._mapfn import map_function_names, map_lambdas
+
+from ._mapfn import map_function_names, map_lambdas
 
 #: Tensor methods applied to the tokenizer's output: without return_tensors they fail on
 #: lists, so the recipe leaves such functions alone.

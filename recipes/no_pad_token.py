@@ -16,7 +16,8 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from autofix.recipe import Example, NotApplicable, Recipe
-from recipes._statements import assignments, assigns_attribute, insert_after
+
+from ._statements import assignments, assigns_attribute, insert_after
 
 TOKENIZER = r"transformers(\.[\w.]*)?\.\w*(Tokenizer\w*|Processor)(\.from_pretrained)?"
 SEQ_CLS = r"transformers(\.[\w.]*)?\.\w*ForSequenceClassification(\.from_pretrained)?"

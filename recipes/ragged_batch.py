@@ -15,7 +15,8 @@ from libcst.codemod.visitors import AddImportsVisitor
 
 from autofix.recipe import Example, code, keyword
 from autofix.versions import at_least
-from recipes._scope import PlannedEdits, append_kw, apply_tokenizer_plan, replace_kw
+
+from ._scope import PlannedEdits, append_kw, apply_tokenizer_plan, replace_kw
 
 _TOKENIZER_ARGS = ("processing_class", "tokenizer")
 #: transformers 4.46.0 introduced ``Trainer(processing_class=...)``.

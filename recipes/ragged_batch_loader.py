@@ -12,7 +12,8 @@ import libcst as cst
 
 from autofix.patterns import DATALOADER
 from autofix.recipe import Example
-from recipes._collate import AddPaddingCollator
+
+from ._collate import AddPaddingCollator
 
 
 class PadDataLoader(AddPaddingCollator):

@@ -11,7 +11,8 @@ from __future__ import annotations
 import libcst as cst
 
 from autofix.recipe import Example
-from recipes._collate import AddPaddingCollator
+
+from ._collate import AddPaddingCollator
 
 _BEFORE = (
     "from transformers import AutoTokenizer\n"

@@ -22,7 +22,8 @@ import libcst as cst
 import libcst.matchers as m
 
 from autofix.recipe import Example, NotApplicable, Recipe, keyword, replace_keyword
-from recipes._training_args import TRAINING_ARGS_PATTERN
+
+from ._training_args import TRAINING_ARGS_PATTERN
 
 _TIMING = re.compile(r"runtime|per_second|^epoch$|^step$")
 _AVAILABLE = re.compile(r"available evaluation metrics are: (\[[^\]]*\])")

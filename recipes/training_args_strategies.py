@@ -19,7 +19,8 @@ import math
 import libcst as cst
 
 from autofix.recipe import Example, Recipe, keyword
-from recipes._training_args import (
+
+from ._training_args import (
     EVAL_STRATEGY,
     TRAINING_ARGS_PATTERN,
     int_value,

@@ -60,7 +60,7 @@ def test_contract_rejects_a_bad_recipe_at_class_creation() -> None:
 
 
 def test_contract_wants_the_id_to_name_the_module() -> None:
-    namespace = {"__module__": "recipes.pad_things", "id": "ragged-batch-other",
+    namespace = {"__module__": "autofix_recipes.pad_things", "id": "ragged-batch-other",
                  "category": "ragged-batch", "title": "t",
                  "examples": (Example("a\n", "b\n"), Example("c\n"))}
     with pytest.raises(RecipeContractError, match="must equal its module's name"):

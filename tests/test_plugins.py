@@ -91,6 +91,9 @@ def test_recipes_command_lists_the_origin_and_warns(tmp_path: Path) -> None:
     site = install(tmp_path / "site")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)]),
            "COLUMNS": "250"}
+    # a user's own recipes.py next to the script (first on sys.path under ``python -m``)
+    # must not shadow autofix's recipes, which are installed as ``autofix_recipes``
+    (tmp_path / "recipes.py").write_text("raise SystemExit('the user recipes.py was imported')\n")
     out = subprocess.run([sys.executable, "-m", "autofix", "recipes"], cwd=tmp_path,
                          capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
