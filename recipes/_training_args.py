@@ -5,8 +5,9 @@ name starts with ``_``)."""
 from __future__ import annotations
 
 import libcst as cst
+import libcst.matchers as m
 
-from autofix.recipe import append_keyword, keyword, replace_keyword
+from autofix.recipe import Recipe, append_keyword, keyword, replace_keyword
 
 TRAINING_ARGS_PATTERN = (r"transformers(\.training_args(_seq2seq|_tf)?)?\."
                          r"(Seq2Seq|TF)?TrainingArguments")
@@ -50,3 +51,32 @@ def is_true(call: cst.Call, name: str) -> bool:
     """True when ``call`` has ``name=True``."""
     arg = keyword(call, name)
     return arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == "True"
+
+
+def splatted_dicts(recipe: Recipe, tree: cst.Module) -> set[cst.Call]:
+    """The ``dict(...)`` calls that hold a ``TrainingArguments``' keywords: ``hp =
+    dict(...)``, the only assignment of ``hp`` in the module, given as
+    ``TrainingArguments(**hp)`` to a call with no other keyword than ``output_dir`` (so
+    every argument the recipes read is in the dict, and a keyword they add cannot clash).
+    The recipes of the family edit such a call as they edit ``TrainingArguments(...)``."""
+    found: set[cst.Call] = set()
+    for node in m.findall(tree, m.Call()):
+        call = cst.ensure_type(node, cst.Call)
+        if not recipe.is_qualified(call.func, TRAINING_ARGS_PATTERN):
+            continue
+        stars = [a for a in call.args if a.star == "**" and isinstance(a.value, cst.Name)]
+        others = [a for a in call.args if a.keyword is not None
+                  and a.keyword.value != "output_dir"]
+        if len(stars) != 1 or others or any(a.star == "*" for a in call.args):
+            continue
+        name = cst.ensure_type(stars[0].value, cst.Name).value
+        assigned = [cst.ensure_type(a, cst.Assign) for a in m.findall(
+            tree, m.Assign(targets=[m.AssignTarget(m.Name(name))]))]
+        if len(assigned) == 1 and isinstance(assigned[0].value, cst.Call) \
+                and recipe.is_qualified(assigned[0].value.func, r"(builtins\.)?dict") \
+                and not any(a.keyword is None for a in assigned[0].value.args) \
+                and not m.findall(tree, m.AugAssign(target=m.Name(name))) \
+                and not m.findall(tree, m.Subscript(value=m.Name(name))) \
+                and not m.findall(tree, m.Attribute(value=m.Name(name))):
+            found.add(assigned[0].value)
+    return found

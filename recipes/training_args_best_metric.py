@@ -23,7 +23,7 @@ import libcst.matchers as m
 
 from autofix.recipe import Example, NotApplicable, Recipe, keyword, replace_keyword
 
-from ._training_args import TRAINING_ARGS_PATTERN
+from ._training_args import TRAINING_ARGS_PATTERN, splatted_dicts
 
 _TIMING = re.compile(r"runtime|per_second|^epoch$|^step$")
 _AVAILABLE = re.compile(r"available evaluation metrics are: (\[[^\]]*\])")
@@ -47,6 +47,16 @@ class NameAvailableMetric(Recipe):
                               "Trainer(m, args, compute_metrics=compute_metrics)\n",
             after=_METRICS + "args = TrainingArguments('out', metric_for_best_model='accuracy')\n"
                              "Trainer(m, args, compute_metrics=compute_metrics)\n",
+            evidence="KeyError: \"The `metric_for_best_model` training argument is set to "
+                     "'eval_acc', which is not found in the evaluation metrics.",
+        ),
+        Example(  # the arguments in a dict(...) given as **settings
+            before=_METRICS + "settings = dict(output_dir='out', metric_for_best_model='acc')\n"
+                              "Trainer(m, TrainingArguments(**settings), "
+                              "compute_metrics=compute_metrics)\n",
+            after=_METRICS + "settings = dict(output_dir='out', metric_for_best_model='accuracy')\n"
+                             "Trainer(m, TrainingArguments(**settings), "
+                             "compute_metrics=compute_metrics)\n",
             evidence="KeyError: \"The `metric_for_best_model` training argument is set to "
                      "'eval_acc', which is not found in the evaluation metrics.",
         ),
@@ -103,8 +113,12 @@ class NameAvailableMetric(Recipe):
             raise NotApplicable("no metric names known (from the message or compute_metrics)")
         return super().transform_module_impl(tree)
 
+    def visit_Module(self, node: cst.Module) -> None:
+        self.dicts = splatted_dicts(self, node)
+
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not self.is_qualified(original_node.func, TRAINING_ARGS_PATTERN):
+        if not (self.is_qualified(original_node.func, TRAINING_ARGS_PATTERN)
+                or original_node in self.dicts):
             return updated_node
         arg = keyword(updated_node, "metric_for_best_model")
         if arg is None or not isinstance(arg.value, cst.SimpleString):

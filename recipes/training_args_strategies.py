@@ -26,6 +26,7 @@ from ._training_args import (
     int_value,
     is_true,
     set_keyword,
+    splatted_dicts,
     strategy,
 )
 
@@ -81,6 +82,23 @@ class AlignSaveWithEval(Recipe):
             evidence=f"ValueError: {_MULTIPLE} of the evaluation steps, but found 300, which "
                      "is not a round multiple of 200.",
         ),
+        Example(  # the arguments in a dict(...) given as **hp: the dict is edited
+            before=("from transformers import TrainingArguments\n"
+                    "hp = dict(output_dir='out', eval_strategy='epoch', save_strategy='steps',\n"
+                    "          load_best_model_at_end=True)\n"
+                    "args = TrainingArguments(**hp)\n"),
+            after=("from transformers import TrainingArguments\n"
+                   "hp = dict(output_dir='out', eval_strategy='epoch', save_strategy=\"epoch\",\n"
+                   "          load_best_model_at_end=True)\n"
+                   "args = TrainingArguments(**hp)\n"),
+            evidence=f"ValueError: {_MATCH}, but found",
+        ),
+        Example(  # **hp and a keyword on the call too: which one wins is not read
+            before=("from transformers import TrainingArguments\n"
+                    "hp = dict(save_strategy='steps', load_best_model_at_end=True)\n"
+                    "args = TrainingArguments('out', eval_strategy='epoch', **hp)\n"),
+            evidence=f"ValueError: {_MATCH}, but found",
+        ),
         Example(  # already consistent
             before=("from transformers import TrainingArguments\n"
                     "args = TrainingArguments('out', eval_strategy='epoch', save_strategy='epoch',"
@@ -94,8 +112,12 @@ class AlignSaveWithEval(Recipe):
         ),
     )
 
+    def visit_Module(self, node: cst.Module) -> None:
+        self.dicts = splatted_dicts(self, node)
+
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not self.is_qualified(original_node.func, TRAINING_ARGS_PATTERN) \
+        if not (self.is_qualified(original_node.func, TRAINING_ARGS_PATTERN)
+                or original_node in self.dicts) \
                 or not is_true(updated_node, "load_best_model_at_end"):
             return updated_node
         evaluate = strategy(updated_node, EVAL_STRATEGY, "no")
