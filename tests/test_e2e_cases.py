@@ -115,6 +115,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
     """One autofix session per shared PyTorch case, two at once (2 cores, one thread each),
     shared by every test that reads them."""
     cases = [c for c in SHARED if not c.tf]
+    tmp_path_factory.getbasetemp()  # made once, before the threads ask for folders
     with ThreadPoolExecutor(max_workers=2) as pool:
         done = pool.map(lambda c: _run(c, _root(tmp_path_factory, c)), cases)
         return {c.script: o for c, o in zip(cases, done, strict=True)}

@@ -246,6 +246,9 @@ def _labels_against_head(trainer: Any, dataset: Any) -> None:
     column = next((c for c in ("labels", "label") if c in (dataset.column_names or [])), "")
     if not column:
         return
+    feature = (getattr(dataset, "features", None) or {}).get(column)
+    if type(feature).__name__ in ("Sequence", "List", "LargeList"):
+        return  # per-token or target-sequence labels (seq2seq: BART's default num_labels=3)
     values = [v for v in dataset.unique(column) if isinstance(v, int) and v != -100]
     whole = sampling.full_label_max(column)  # the split before --sample-rows cut it
     if isinstance(whole, (int, float)) and float(whole).is_integer():
