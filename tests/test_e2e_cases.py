@@ -72,6 +72,13 @@ VARIANTS: tuple[Case, ...] = (
     Case("variant_float_scores.py", ("float-labels-on-classifier",),
          has=('config = AutoConfig.from_pretrained(CKPT, problem_type="regression")\n'
               "    config.num_labels = 1\n", "config=config,", "ignore_mismatched_sizes=True)")),
+    Case("variant_float_config_loop.py", ("float-labels-on-classifier",),
+         has=('cfg = AutoConfig.from_pretrained(CKPT)\ncfg.problem_type = "regression"\n'
+              "cfg.num_labels = 1\ncfg.hidden_dropout_prob = 0.05\n",
+              "from_pretrained(CKPT, config=cfg, ignore_mismatched_sizes=True)")),
+    Case("variant_training_args_dict.py", ("training-args-conflict",),
+         has=('    load_best_model_at_end=True,\n    metric_for_best_model="accuracy",\n'
+              '    save_total_limit=1,\n    report_to=[],\n    save_strategy="epoch",\n)',)),
     Case("variant_added_tokens.py", ("added-tokens-not-resized",),
          has=("special_tokens=True)\n    net.resize_token_embeddings(len(tk))\n",)),
     Case("variant_decode_labels.py", ("decode-ignored-labels",),
