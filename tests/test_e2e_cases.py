@@ -44,9 +44,9 @@ class Case:
 SHARED: tuple[Case, ...] = (
     Case("map_return_tensors.py", ("map-return-tensors",),
          has=('tokenizer(batch["text"], truncation=True, max_length=64)',),
-         lacks=("return_tensors",)),
+         lacks=("return_tensors=",)),
     Case("map_return_tensors_no_collator.py", ("map-return-tensors", "ragged-batch"),
-         has=("processing_class=tokenizer",), lacks=("return_tensors",)),
+         has=("processing_class=tokenizer",), lacks=("return_tensors=",)),
     Case("best_model_strategies.py", ("training-args-conflict",),
          has=('save_strategy="epoch"',)),
     Case("float_scores_on_cls_head.py", ("float-labels-on-classifier",),
@@ -66,7 +66,7 @@ SHARED: tuple[Case, ...] = (
 
 #: Variants of each kind (autofix's own scripts): the slow tier.
 VARIANTS: tuple[Case, ...] = (
-    Case("variant_map_return_tensors.py", ("map-return-tensors",), lacks=("return_tensors",)),
+    Case("variant_map_return_tensors.py", ("map-return-tensors",), lacks=("return_tensors=",)),
     Case("variant_training_args.py", ("training-args-conflict", "training-args-conflict"),
          has=("save_steps=10,", 'metric_for_best_model="accuracy"')),
     Case("variant_float_scores.py", ("float-labels-on-classifier",),
