@@ -61,7 +61,7 @@ SHARED: tuple[Case, ...] = (
          has=("np.where(labels != -100, labels, tokenizer.pad_token_id)",)),
     Case("keras_optimizer_import.py", ("keras3-objects",),
          has=("from tf_keras.optimizers import Adam", "from tf_keras.losses import"),
-         lacks=("from tensorflow.keras",), tf=True),
+         lacks=("from tensorflow.keras.",), tf=True),
 )
 
 #: Variants of each kind (autofix's own scripts): the slow tier.
