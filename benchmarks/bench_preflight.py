@@ -11,7 +11,8 @@ the wall time autofix's is compared with.
 rows repeated from it) and times the course PT script's first run with the default
 ``--sample-rows`` and with ``--sample-rows 0``; the model load alone is timed too.
 
-Usage: python benchmarks/bench_preflight.py [--only pt tf course] [--mnli] [--max-steps N]
+Usage: python benchmarks/bench_preflight.py [--only pt tf course] [--exercises ch3_03 ...]
+       [--mnli] [--max-steps N]
 """
 
 from __future__ import annotations
@@ -67,6 +68,10 @@ def bare_run(repo: Path, branch: str, script: str, python: str, max_steps: int) 
     return run_script(spec, source).seconds
 
 
+#: (mode, runs, wall s, bare s) of every script compared, for the exercise-set totals.
+TOTALS: list[tuple[str, int, float, float]] = []
+
+
 def compare(name: str, files: list[Path], script: str, python: str, max_steps: int) -> None:
     rows = []
     for label, extra in (("preflight", []), ("one-at-a-time", ["--one-at-a-time"])):
@@ -80,9 +85,28 @@ def compare(name: str, files: list[Path], script: str, python: str, max_steps: i
             rows.append((label, len(report["runs"]), len(report["fixes"]), wall, bare,
                          report["status"]))
     for label, runs, fixes, wall, bare, status in rows:
+        TOTALS.append((label, runs, wall, bare))
         print(f"{name:28} {label:14} runs {runs}  fixes {fixes}  {wall:6.0f} s  "
               f"(bare fixed run {bare:4.0f} s, ratio {wall / bare:4.1f})  {status}",
               flush=True)
+
+
+def totals() -> None:
+    """Total runs and wall seconds per mode over the scripts compared in this invocation."""
+    by_mode: dict[str, list[tuple[int, float, float]]] = {}
+    for label, runs, wall, bare in TOTALS:
+        by_mode.setdefault(label, []).append((runs, wall, bare))
+    if len(by_mode.get("preflight", [])) < 2:
+        return
+    print("total over the scripts above:", flush=True)
+    for label, rows in by_mode.items():
+        runs, wall = sum(r[0] for r in rows), sum(r[1] for r in rows)
+        bare = sum(r[2] for r in rows)
+        print(f"  {label:14} runs {runs}  {wall:6.0f} s  (bare fixed runs {bare:5.0f} s, "
+              f"ratio {wall / bare:4.1f})", flush=True)
+    pre = sum(r[0] for r in by_mode["preflight"])
+    one = sum(r[0] for r in by_mode.get("one-at-a-time", [])) or 1
+    print(f"  runs down {100 * (one - pre) / one:.0f} % with preflight", flush=True)
 
 
 def mnli(max_steps: int) -> None:
@@ -99,8 +123,9 @@ def mnli(max_steps: int) -> None:
              "tr.AutoModelForSequenceClassification.from_pretrained(m.get_model_path(), "
              "num_labels=3); print(f'{time.monotonic() - t:.1f}')"],
             capture_output=True, text=True)
+        model_load = float(load.stdout.strip() or "nan")
         print(f"MNLI-sized set: {MNLI_ROWS} rows; model import+load alone: "
-              f"{load.stdout.strip() or 'n/a'} s", flush=True)
+              f"{model_load:.1f} s", flush=True)
         for label, extra in (("--sample-rows 2000 (default)", []),
                              ("--sample-rows 0", ["--sample-rows", "0"])):
             with tempfile.TemporaryDirectory() as tmp2:
@@ -109,7 +134,8 @@ def mnli(max_steps: int) -> None:
                                        ["--max-steps", str(max_steps), "--max-iterations",
                                         "1", *extra], Path(tmp2) / "r.json")
                 first = report["runs"][0]
-                print(f"  {label:30} first diagnosis after {first['seconds']:.1f} s "
+                print(f"  {label:30} first diagnosis: run {first['seconds']:.1f} s, autofix "
+                      f"wall {wall:.1f} s, beyond the model load {wall - model_load:.1f} s "
                       f"({first['category'] or 'healthy'})", flush=True)
 
 
@@ -118,6 +144,8 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", default=["pt", "tf", "course"])
     parser.add_argument("--mnli", action="store_true")
     parser.add_argument("--max-steps", type=int, default=60)
+    parser.add_argument("--exercises", nargs="+", default=[],
+                        help="only the exercises whose names start with these (ch3_03 ...)")
     opts = parser.parse_args()
     data = SAMPLES / "data"
     if "pt" in opts.only:
@@ -128,8 +156,11 @@ def main() -> None:
                 "course_tf_mnli.py", str(V4), opts.max_steps)
     if "course" in opts.only:  # the exercises read ../data: keep the folder layout
         for script in sorted((SAMPLES / "course").glob("ch*")):
+            if opts.exercises and not script.name.startswith(tuple(opts.exercises)):
+                continue
             compare(script.name, [SAMPLES / "course", data], f"course/{script.name}",
                     sys.executable, opts.max_steps)
+        totals()
     if opts.mnli:
         mnli(opts.max_steps)
 
