@@ -12,7 +12,7 @@ rows repeated from it) and times the course PT script's first run with the defau
 ``--sample-rows`` and with ``--sample-rows 0``; the model load alone is timed too.
 
 Usage: python benchmarks/bench_preflight.py [--only pt tf course] [--exercises ch3_03 ...]
-       [--mnli] [--max-steps N]
+       [--clean SCRIPT ...] [--mnli] [--max-steps N]
 """
 
 from __future__ import annotations
@@ -91,6 +91,28 @@ def compare(name: str, files: list[Path], script: str, python: str, max_steps: i
               flush=True)
 
 
+def clean(paths: list[Path], python: str, max_steps: int) -> None:
+    """False findings: each correct script run once with the preflight checks and the
+    sampling on (as a diagnosis run), printing how many checks failed (should be 0)."""
+    from autofix.documents import document_for
+    from autofix.runner import RunSpec, run_script
+
+    false = 0
+    for path in paths:
+        path = path.resolve()
+        source = document_for(path).program(path.read_text()).source
+        spec = RunSpec(python=python, script=path, cwd=path.parent, max_steps=max_steps,
+                       env={"HF_HUB_OFFLINE": "1", "AUTOFIX_PREFLIGHT": "1",
+                            "AUTOFIX_SAMPLE_ROWS": "2000"})
+        run = run_script(spec, source)
+        found = [f"{check}: {exc.type}: {exc.message[:80]}"
+                 for check, exc in run.probe.preflight]
+        false += len(found)
+        print(f"clean {path.name:40} {run.outcome.value:8} {len(run.probe.steps):3} steps  "
+              f"preflight findings {len(found)} {found}", flush=True)
+    print(f"false findings on {len(paths)} correct scripts: {false}", flush=True)
+
+
 def totals() -> None:
     """Total runs and wall seconds per mode over the scripts compared in this invocation."""
     by_mode: dict[str, list[tuple[int, float, float]]] = {}
@@ -144,6 +166,8 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", default=["pt", "tf", "course"])
     parser.add_argument("--mnli", action="store_true")
     parser.add_argument("--max-steps", type=int, default=60)
+    parser.add_argument("--clean", nargs="+", type=Path, default=[],
+                        help="correct scripts: count the preflight findings on each (0 wanted)")
     parser.add_argument("--exercises", nargs="+", default=[],
                         help="only the exercises whose names start with these (ch3_03 ...)")
     opts = parser.parse_args()
@@ -161,6 +185,8 @@ def main() -> None:
             compare(script.name, [SAMPLES / "course", data], f"course/{script.name}",
                     sys.executable, opts.max_steps)
         totals()
+    if opts.clean:
+        clean(opts.clean, sys.executable, opts.max_steps)
     if opts.mnli:
         mnli(opts.max_steps)
 
