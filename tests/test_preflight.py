@@ -249,3 +249,38 @@ def test_hand_loop_with_two_faults_needs_two_runs(scratch_repo: Repo) -> None:
               ).data_stream.read().decode()
     assert "collate_fn=DataCollatorWithPadding(tokenizer)" in source
     assert "from_pretrained(checkpoint, num_labels=3)" in source
+
+
+@pytest.mark.e2e
+def test_api_check_alongside_run_1(tmp_path: Path) -> None:
+    """The API check (real, in this interpreter's transformers) runs while run 1 does: on
+    drift, run 1 is not counted and runs again on the fixed source; without drift, run 1
+    is the only run and nothing waits for a second one."""
+    from autofix.engine import Options, repair
+    from autofix.runner import RunSpec
+    from autofix.types import ProbeReport, RunOutcome, RunResult, StepRecord
+
+    from .conftest import make_repo
+
+    sources: list[str] = []
+
+    def runner(spec: RunSpec, source: str, on_line: object = None) -> RunResult:
+        sources.append(source)
+        report = ProbeReport(steps=[StepRecord(i + 1, 1.1 - 0.02 * i, 5e-5)
+                                    for i in range(60)], num_classes=3, budget_reached=True)
+        return RunResult(RunOutcome.BUDGET, 0, 0.5, "", 5, report)
+
+    drifted = "from transformers import AdamW\nprint('train')\n"
+    repo = make_repo(tmp_path / "repo", {"train.py": drifted})
+    root = Path(str(repo.working_tree_dir))
+    result = repair(Options(script=root / "train.py", python=sys.executable, branch="fixes",
+                            cwd=root, sample_rows=0), runner=runner)
+    assert [f.category for f in result.fixes] == ["api-drift"]
+    assert [r.n for r in result.runs] == [1]
+    assert len(sources) == 2 and "from torch.optim import AdamW" in sources[1]
+    clean = make_repo(tmp_path / "clean", {"train.py": "from transformers import Trainer\n"})
+    sources.clear()
+    root = Path(str(clean.working_tree_dir))
+    result = repair(Options(script=root / "train.py", python=sys.executable, branch="fixes",
+                            cwd=root, sample_rows=0), runner=runner)
+    assert (result.fixes, [r.n for r in result.runs], len(sources)) == ([], [1], 1)
