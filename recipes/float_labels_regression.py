@@ -43,6 +43,7 @@ def _floats(low: float, high: float) -> tuple[TrainerFacts, ...]:
 class RegressionHead(Recipe):
     id = "float-labels-regression"
     category = "float-labels-on-classifier"
+    requires_imports = ("transformers",)
     title = "train float targets with a 1-output regression head"
     nothing_to_do = "no *ForSequenceClassification.from_pretrained call above the failing line"
 

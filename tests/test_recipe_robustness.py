@@ -7,9 +7,13 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import libcst as cst
 import pytest
+from libcst.codemod import CodemodContext, SkipFile
 
+from autofix.recipe import ParsedSource, Recipe, transform
 from autofix.registry import all_recipes
+from autofix.types import RecipeContext
 from tests.conftest import ROOT, SAMPLES
 
 _SPEC = importlib.util.spec_from_file_location(
@@ -53,3 +57,35 @@ def test_recipes_on_generated_programs() -> None:
     assert figures.inputs == 8
     assert figures.applied > 0  # the snippet's faults are fixed inside generated code
     assert figures.bad == 0, "\n".join(figures.problems)
+
+
+def _full(recipe: type[Recipe], source: str, rc: RecipeContext) -> str | None:
+    """The recipe's output with no pre-check and its own metadata (``None``: declined)."""
+    try:
+        return recipe(CodemodContext(), rc).transform_module(cst.parse_module(source)).code
+    except SkipFile:
+        return None
+
+
+def test_precheck_never_declines_where_the_recipe_applies() -> None:
+    """``Recipe.precheck`` is honest: on every example and every sample script, a recipe it
+    declines also declines (or changes nothing) when run in full; where it does not
+    decline, the shared-metadata path gives the same output as a fresh run."""
+    sources = [p.read_text(encoding="utf-8") for p in sorted(SAMPLES.rglob("*.py"))]
+    declined = 0
+    for recipe in all_recipes():
+        cases = [(e.before, e.context(recipe.category)) for e in recipe.examples]
+        cases += [(s, rc) for s in sources for rc in bench.contexts(recipe.category)]
+        for source, rc in cases:
+            parsed = ParsedSource(source)
+            full = _full(recipe, source, rc)
+            if recipe.precheck(parsed):
+                declined += 1
+                assert full is None or full == source, f"{recipe.id} pre-check declined"
+                continue
+            try:
+                shared: str | None = transform(recipe, parsed, rc)[1].code
+            except SkipFile:
+                shared = None
+            assert shared == full, f"{recipe.id}: shared metadata changed the output"
+    assert declined > 0
