@@ -18,7 +18,7 @@ recipe that did not apply. The last three and crashes should all be 0.
 Recipes run the way the engine runs them (:func:`autofix.recipe.transform`): one parse and
 one shared ``MetadataWrapper`` per source, and each recipe's cheap pre-check first. The
 generated programs run in jobs of ``--chunk`` (hypothesmith seeds 0, 50, ...), the corpus
-files in jobs of 10 in a shuffled order
+files in jobs of ``--files-chunk`` in a shuffled order
 (seed 0), the two interleaved; corpus jobs stop starting once ``--budget-min`` is spent
 and the generated set is done, and ``--stop-min`` stops everything; the figures say
 exactly how many ran.
@@ -222,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=0, help="first N corpus files (0: all)")
     parser.add_argument("--programs", type=int, default=10_000)
     parser.add_argument("--chunk", type=int, default=50, help="programs per job")
+    parser.add_argument("--files-chunk", type=int, default=10, help="corpus files per job")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--budget-min", type=float, default=45.0,
                         help="stop starting corpus jobs after this many minutes")
@@ -240,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     done_files: list[str] = []
     pool = cf.ProcessPoolExecutor(args.workers)
     seeds = list(range(0, args.programs, args.chunk))
-    chunks = [files[i:i + 10] for i in range(0, len(files), 10)]
+    chunks = [files[i:i + args.files_chunk] for i in range(0, len(files), args.files_chunk)]
     fuzz_jobs: dict[cf.Future[Figures], int] = {}
     corpus_jobs: dict[cf.Future[Figures], list[str]] = {}
     for i in range(max(len(seeds), len(chunks))):  # interleaved: both sets progress

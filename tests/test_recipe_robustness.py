@@ -67,25 +67,37 @@ def _full(recipe: type[Recipe], source: str, rc: RecipeContext) -> str | None:
         return None
 
 
-def test_precheck_never_declines_where_the_recipe_applies() -> None:
-    """``Recipe.precheck`` is honest: on every example and every sample script, a recipe it
-    declines also declines (or changes nothing) when run in full; where it does not
-    decline, the shared-metadata path gives the same output as a fresh run."""
-    sources = [p.read_text(encoding="utf-8") for p in sorted(SAMPLES.rglob("*.py"))]
+def _check_precheck(cases: list[tuple[type[Recipe], str, RecipeContext]]) -> int:
+    """Assert the pre-check is honest on ``cases``; returns how many it declined."""
     declined = 0
-    for recipe in all_recipes():
-        cases = [(e.before, e.context(recipe.category)) for e in recipe.examples]
-        cases += [(s, rc) for s in sources for rc in bench.contexts(recipe.category)]
-        for source, rc in cases:
-            parsed = ParsedSource(source)
-            full = _full(recipe, source, rc)
-            if recipe.precheck(parsed):
-                declined += 1
-                assert full is None or full == source, f"{recipe.id} pre-check declined"
-                continue
-            try:
-                shared: str | None = transform(recipe, parsed, rc)[1].code
-            except SkipFile:
-                shared = None
-            assert shared == full, f"{recipe.id}: shared metadata changed the output"
-    assert declined > 0
+    for recipe, source, rc in cases:
+        parsed = ParsedSource(source)
+        full = _full(recipe, source, rc)
+        if recipe.precheck(parsed):
+            declined += 1
+            assert full is None or full == source, f"{recipe.id} pre-check declined"
+            continue
+        try:
+            shared: str | None = transform(recipe, parsed, rc)[1].code
+        except SkipFile:
+            shared = None
+        assert shared == full, f"{recipe.id}: shared metadata changed the output"
+    return declined
+
+
+def test_precheck_never_declines_where_the_recipe_applies() -> None:
+    """``Recipe.precheck`` is honest: on every recipe's examples and the first style
+    sample, a recipe it declines also declines (or changes nothing) when run in full; where
+    it does not decline, the shared-metadata path gives a fresh run's output."""
+    style = sorted((SAMPLES / "styles").glob("*.py"))[0].read_text(encoding="utf-8")
+    cases = [(r, e.before, e.context(r.category)) for r in all_recipes() for e in r.examples]
+    cases += [(r, style, r.examples[0].context(r.category)) for r in all_recipes()]
+    assert _check_precheck(cases) > 0
+
+
+@pytest.mark.slow
+def test_precheck_on_every_sample_script() -> None:
+    """The same on every sample script, with the benchmark's contexts (minutes)."""
+    sources = [p.read_text(encoding="utf-8") for p in sorted(SAMPLES.rglob("*.py"))]
+    assert _check_precheck([(r, s, rc) for r in all_recipes() for s in sources
+                            for rc in bench.contexts(r.category)]) > 0
