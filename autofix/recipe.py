@@ -9,16 +9,21 @@ and ``import transformers as tf; tf.Trainer`` match as well.
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 import traceback
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+import warnings
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from functools import cached_property, lru_cache
 from typing import ClassVar
 
 import libcst as cst
 from libcst.codemod import CodemodContext, SkipFile, VisitorBasedCodemodCommand
 from libcst.metadata import (
+    MetadataWrapper,
     ParentNodeProvider,
     PositionProvider,
     QualifiedNameProvider,
@@ -70,6 +75,67 @@ class Example:
 
 class NotApplicable(SkipFile):
     """Raised by a recipe when the code does not have the shape it fixes."""
+
+
+_WORD = re.compile(r"\w+")
+
+
+class ParsedSource:
+    """One source parsed once for every recipe tried on it: its LibCST module, one shared
+    ``MetadataWrapper`` (it resolves each metadata provider once and caches it; a recipe
+    resolving its own cost 0.3-3 s per file, measured on transformers' modules), and the
+    facts :meth:`Recipe.precheck` reads (words, imported top-level modules).
+
+    ``module`` is ``None`` and ``error`` says why when LibCST cannot parse ``source``.
+    CST nodes are immutable, so recipes share the tree and its metadata safely.
+    """
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.error = ""
+        self.module: cst.Module | None = None
+        try:
+            self.module = cst.parse_module(source)
+        except cst.ParserSyntaxError as exc:
+            self.error = exc.message
+
+    @cached_property
+    def wrapper(self) -> MetadataWrapper:
+        """The shared wrapper (its ``module`` is a copy of :attr:`module`, as LibCST makes)."""
+        assert self.module is not None, "no wrapper for a source that does not parse"
+        return MetadataWrapper(self.module)
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        """Every word (``\\w+``) of the source, comments and strings included: a superset
+        of its identifiers, attribute names and keywords."""
+        return frozenset(_WORD.findall(self.source))
+
+    @cached_property
+    def imports(self) -> frozenset[str] | None:
+        """Top-level modules the source imports absolutely (``import a.b``, ``from a.b
+        import c`` give ``a``), anywhere in the file; ``None`` when Python's own parser
+        rejects the source (then no recipe is declined on imports)."""
+        try:
+            with warnings.catch_warnings():  # e.g. SyntaxWarning on odd literals
+                warnings.simplefilter("ignore")
+                tree = ast.parse(self.source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        found: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.split(".")[0])
+        return frozenset(found)
+
+
+@lru_cache(maxsize=4)
+def parse_source(source: str) -> ParsedSource:
+    """The :class:`ParsedSource` of ``source``, shared by the recipes tried on it in turn
+    (the engine tries each candidate recipe on the same program source)."""
+    return ParsedSource(source)
 
 
 class RecipeContractError(TypeError):
@@ -143,6 +209,29 @@ class Recipe(VisitorBasedCodemodCommand):
     #: role -> regex of a call's qualified name; ``X = call(...)`` puts ``X`` under role in
     #: ``self.assigned`` (in source order, seen before the code that follows it).
     TRACK: ClassVar[dict[str, str]] = {}
+    #: Cheap pre-check before any metadata is resolved (see :meth:`precheck`): groups of
+    #: words; the recipe can only apply when the source holds a word of every group.
+    #: Empty: no pre-check. Declare only words every edit of the recipe depends on.
+    requires_words: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    #: Top-level modules one of which the source must import absolutely (the qualified
+    #: names the recipe matches, e.g. ``transformers.Trainer``, exist only then).
+    requires_imports: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def precheck(cls, parsed: ParsedSource) -> str:
+        """Why the recipe cannot apply to ``parsed`` without visiting it ("" when it may):
+        a word group of :attr:`requires_words` with no word in the source, or none of
+        :attr:`requires_imports` imported. Honest by construction: only declines on facts
+        the recipe's matching needs (``tests/test_recipe_robustness.py`` checks that it
+        never declines where the recipe applies)."""
+        for group in cls.requires_words:
+            if parsed.words.isdisjoint(group):
+                return f"the script never mentions {' or '.join(group)}"
+        imports = parsed.imports
+        if cls.requires_imports and imports is not None \
+                and imports.isdisjoint(cls.requires_imports):
+            return f"the script does not import {' or '.join(cls.requires_imports)}"
+        return ""
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         """Check the recipe contract when a recipe class is created; raises
@@ -163,6 +252,26 @@ class Recipe(VisitorBasedCodemodCommand):
         self.reason = ""
         self.first_line = 0
         self.assigned: dict[str, list[str]] = {role: [] for role in self.TRACK}
+        #: a wrapper shared with other recipes (``ParsedSource.wrapper``), used when the
+        #: module given to ``transform_module`` is its module
+        self.shared_wrapper: MetadataWrapper | None = None
+
+    @contextmanager
+    def _handle_metadata_reference(self, module: cst.Module) -> Iterator[cst.Module]:
+        """LibCST's own (a fresh ``MetadataWrapper`` per codemod) unless ``module`` is the
+        module of :attr:`shared_wrapper`: then its already-resolved metadata are reused."""
+        shared = self.shared_wrapper
+        if shared is None or shared.module is not module:
+            with super()._handle_metadata_reference(module) as tree:
+                yield tree
+            return
+        old = self.context.wrapper
+        with self.resolve(shared):
+            self.context = replace(self.context, wrapper=shared)
+            try:
+                yield shared.module
+            finally:
+                self.context = replace(self.context, wrapper=old)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name) \
@@ -308,8 +417,24 @@ def replace_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst
     ])
 
 
+def transform(recipe: type[Recipe], parsed: ParsedSource, rc: RecipeContext
+              ) -> tuple[Recipe, cst.Module]:
+    """Run ``recipe`` on ``parsed`` (its shared metadata); returns the codemod (its
+    ``summary()``/``first_line``) and the new module. Raises :class:`NotApplicable` when the
+    pre-check or the recipe declines, ``SkipFile``, or whatever the recipe raises."""
+    why = recipe.precheck(parsed)
+    if why:
+        raise NotApplicable(why)
+    command = recipe(CodemodContext(), rc)
+    command.shared_wrapper = parsed.wrapper
+    return command, command.transform_module(parsed.wrapper.module)
+
+
 def apply_recipe(recipe: type[Recipe], source: str, rc: RecipeContext) -> RecipeOutcome:
     """Apply ``recipe`` to ``source`` and say what happened; never raises for a recipe bug.
+
+    The source is parsed once (:func:`parse_source`) for all recipes tried on it, and
+    :meth:`Recipe.precheck` declines cheaply before any metadata is resolved.
 
     Returns :class:`~autofix.types.Applied` with the new source and a summary;
     :class:`~autofix.types.NotApplicable` with the reason when the recipe raised
@@ -317,13 +442,11 @@ def apply_recipe(recipe: type[Recipe], source: str, rc: RecipeContext) -> Recipe
     :class:`~autofix.types.RecipeCrashed` with the error and traceback when the recipe
     raised anything else or produced code that does not parse.
     """
+    parsed = parse_source(source)
+    if parsed.module is None:
+        return NotApplicableOutcome(f"the script does not parse: {parsed.error}", recipe.id)
     try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError as exc:
-        return NotApplicableOutcome(f"the script does not parse: {exc.message}", recipe.id)
-    try:
-        command = recipe(CodemodContext(), rc)
-        new_module = command.transform_module(module)
+        command, new_module = transform(recipe, parsed, rc)
     except NotApplicable as exc:
         return NotApplicableOutcome(str(exc) or recipe.nothing_to_do, recipe.id)
     except SkipFile as exc:

@@ -12,7 +12,16 @@ and prints: files, programs, crashes (a recipe raised), unparsable outputs, non-
 outputs (a second application changes the code again), and not-byte-identical outputs of a
 recipe that did not apply. The last three and crashes should all be 0.
 
-    nice -n 19 .venv/bin/python benchmarks/bench_recipe_corpus.py [--files N] [--programs N]
+    nice -n 10 .venv/bin/python benchmarks/bench_recipe_corpus.py [--files N] [--programs N]
+        [--workers 2] [--budget-min 45]
+
+Recipes run the way the engine runs them (:func:`autofix.recipe.transform`): one parse and
+one shared ``MetadataWrapper`` per source, and each recipe's cheap pre-check first. The
+generated programs run in jobs of ``--chunk`` (hypothesmith seeds 0, 50, ...), the corpus
+files in jobs of ``--files-chunk`` in a shuffled order
+(seed 0), the two interleaved; corpus jobs stop starting once ``--budget-min`` is spent
+and the generated set is done, and ``--stop-min`` stops everything; the figures say
+exactly how many ran.
 
 ``tests/test_recipe_robustness.py`` runs a small sample of the same checks in the suite.
 """
@@ -20,19 +29,20 @@ recipe that did not apply. The last three and crashes should all be 0.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures as cf
 import importlib.util
+import random
 import sys
 import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-import libcst as cst
-from libcst.codemod import CodemodContext, SkipFile
+from libcst.codemod import SkipFile
 
-from autofix.recipe import Recipe
+from autofix.recipe import ParsedSource, Recipe, transform
 from autofix.registry import all_recipes
 from autofix.types import DatasetFacts, Diagnosis, KerasFacts, RecipeContext, TrainerFacts
 
@@ -90,15 +100,24 @@ class Figures:
                 f"unparsable {self.unparsable}, non-idempotent {self.non_idempotent}, "
                 f"not identical {self.not_identical}")
 
+    def add(self, other: Figures) -> None:
+        """Add ``other``'s counts (a worker's) to these."""
+        for f in fields(self):
+            mine, theirs = getattr(self, f.name), getattr(other, f.name)
+            if isinstance(mine, int):
+                setattr(self, f.name, mine + theirs)
+            else:
+                mine.update(theirs) if isinstance(mine, Counter) else mine.extend(theirs)
+
     @property
     def bad(self) -> int:
         return self.crashes + self.unparsable + self.non_idempotent + self.not_identical
 
 
-def _transform(recipe: type[Recipe], module: cst.Module, rc: RecipeContext) -> str | None:
-    """The recipe's output code, ``None`` when it declined (raised ``SkipFile``)."""
+def _transform(recipe: type[Recipe], parsed: ParsedSource, rc: RecipeContext) -> str | None:
+    """The recipe's output code, ``None`` when it declined (its pre-check or ``SkipFile``)."""
     try:
-        return recipe(CodemodContext(), rc).transform_module(module).code
+        return transform(recipe, parsed, rc)[1].code
     except SkipFile:
         return None
 
@@ -108,8 +127,12 @@ def check_source(source: str, name: str, figures: Figures,
     """Run every recipe (each of its contexts) on ``source``; count into ``figures``."""
     figures.inputs += 1
     try:
-        module = cst.parse_module(source)
+        parsed = ParsedSource(source)
     except Exception:  # noqa: BLE001 - LibCST rejects some inputs: not a recipe problem
+        figures.skipped += 1
+        return
+    module = parsed.module
+    if module is None:
         figures.skipped += 1
         return
     if module.code != source:  # what a recipe that declines gives back
@@ -120,7 +143,7 @@ def check_source(source: str, name: str, figures: Figures,
             figures.applications += 1
             where = f"{recipe.id} on {name}"
             try:
-                out = _transform(recipe, module, rc)
+                out = _transform(recipe, parsed, rc)
             except Exception:  # noqa: BLE001 - counting crashes is the point
                 figures.crashes += 1
                 figures.problems.append(f"crash: {where}\n{traceback.format_exc(limit=-3)}")
@@ -129,14 +152,13 @@ def check_source(source: str, name: str, figures: Figures,
                 continue
             figures.applied += 1
             figures.applied_by[recipe.id] += 1
-            try:
-                again_module = cst.parse_module(out)
-            except Exception:  # noqa: BLE001
+            again_parsed = ParsedSource(out)
+            if again_parsed.module is None:
                 figures.unparsable += 1
                 figures.problems.append(f"unparsable output: {where}")
                 continue
             try:
-                again = _transform(recipe, again_module, rc)
+                again = _transform(recipe, again_parsed, rc)
             except Exception:  # noqa: BLE001
                 figures.crashes += 1
                 figures.problems.append(f"crash on own output: {where}\n"
@@ -174,46 +196,102 @@ def generated_programs(count: int, each: Callable[[str], None], seed: int = 0) -
     collect()
 
 
+def _corpus_job(paths: list[str]) -> Figures:
+    """Worker: the checks on some corpus files."""
+    figures = Figures()
+    for path in paths:
+        check_source(Path(path).read_text(encoding="utf-8", errors="replace"), path, figures)
+    return figures
+
+
+def _fuzz_job(seed: int, count: int) -> Figures:
+    """Worker: ``count`` generated programs (hypothesmith seed ``seed``), each alone and with
+    :data:`SNIPPET` appended."""
+    figures = Figures()
+
+    def each(source: str) -> None:
+        check_source(source, f"program (seed {seed})", figures)
+        check_source(source + "\n" + SNIPPET, f"program (seed {seed}) + snippet", figures)
+
+    generated_programs(count, each, seed=seed)
+    return figures
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=0, help="first N corpus files (0: all)")
     parser.add_argument("--programs", type=int, default=10_000)
+    parser.add_argument("--chunk", type=int, default=50, help="programs per job")
+    parser.add_argument("--files-chunk", type=int, default=10, help="corpus files per job")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--budget-min", type=float, default=45.0,
+                        help="stop starting corpus jobs after this many minutes")
+    parser.add_argument("--stop-min", type=float, default=0.0,
+                        help="hard stop: report the jobs finished by then (0: none)")
     parser.add_argument("--show", type=int, default=10, help="problems to print")
-    parser.add_argument("--fuzz-first", action="store_true", help="skip the corpus")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    corpus = Figures()
-    files = corpus_files(args.files)
-    for i, path in enumerate(files):
-        if args.fuzz_first:
+    files = [str(p) for p in corpus_files()]
+    random.Random(0).shuffle(files)
+    if args.files:
+        files = files[:args.files]
+    sizes = {f: Path(f).stat().st_size for f in files}
+    corpus, fuzz = Figures(), Figures()
+    programs = 0
+    done_files: list[str] = []
+    pool = cf.ProcessPoolExecutor(args.workers)
+    seeds = list(range(0, args.programs, args.chunk))
+    chunks = [files[i:i + args.files_chunk] for i in range(0, len(files), args.files_chunk)]
+    fuzz_jobs: dict[cf.Future[Figures], int] = {}
+    corpus_jobs: dict[cf.Future[Figures], list[str]] = {}
+    for i in range(max(len(seeds), len(chunks))):  # interleaved: both sets progress
+        if i < len(seeds):
+            fuzz_jobs[pool.submit(_fuzz_job, seeds[i],
+                                  min(args.chunk, args.programs - seeds[i]))] = seeds[i]
+        if i < len(chunks):
+            corpus_jobs[pool.submit(_corpus_job, chunks[i])] = chunks[i]
+    pending = {*fuzz_jobs, *corpus_jobs}
+    stopped = False
+    while pending:
+        left = args.stop_min * 60 - (time.perf_counter() - start) if args.stop_min else None
+        finished, pending = cf.wait(pending, timeout=left, return_when=cf.FIRST_COMPLETED)
+        for future in finished:
+            if future in fuzz_jobs:
+                fuzz.add(future.result())
+                programs += min(args.chunk, args.programs - fuzz_jobs[future])
+            else:
+                corpus.add(future.result())
+                done_files += corpus_jobs[future]
+        elapsed = time.perf_counter() - start
+        print(f"  {elapsed:.0f} s: programs {programs}/{args.programs}: {fuzz.brief()}; "
+              f"files {len(done_files)}/{len(files)}: {corpus.brief()}",
+              file=sys.stderr, flush=True)
+        if elapsed > args.budget_min * 60 and programs >= args.programs:
+            for other in corpus_jobs:
+                other.cancel()
+        if args.stop_min and elapsed > args.stop_min * 60:
+            stopped = True
             break
-        check_source(path.read_text(encoding="utf-8", errors="replace"), str(path), corpus)
-        if i % 50 == 0:
-            print(f"  corpus {i}/{len(files)} ({time.perf_counter() - start:.0f} s): "
-                  f"{corpus.brief()}", file=sys.stderr, flush=True)
-    corpus_s = time.perf_counter() - start
-    fuzz = Figures()
-    programs: list[int] = []
-
-    def each(source: str) -> None:
-        i = len(programs)
-        programs.append(i)
-        check_source(source, f"program {i}", fuzz)
-        check_source(source + "\n" + SNIPPET, f"program {i} + snippet", fuzz)
-        if i % 100 == 0:
-            print(f"  programs {i}/{args.programs} ({time.perf_counter() - start:.0f} s): "
-                  f"{fuzz.brief()}", file=sys.stderr, flush=True)
-
-    generated_programs(args.programs, each)
+    if stopped:  # the jobs still running are lost: stop their workers (ours)
+        processes = list(getattr(pool, "_processes", {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+    else:
+        pool.shutdown()
     total_s = time.perf_counter() - start
-    for label, fig, unit in (("corpus", corpus, "files"), ("generated", fuzz, "programs")):
+    mb = sum(sizes[f] for f in done_files) / 1e6
+    print(f"corpus: {len(done_files)} of {len(files)} files ({mb:.1f} of "
+          f"{sum(sizes.values()) / 1e6:.1f} MB; shuffled with seed 0, the rest not run)")
+    print(f"generated: {programs} of {args.programs} programs, each alone and with the "
+          "training snippet" + (" (stopped at --stop-min)" if stopped else ""))
+    for label, fig, unit in (("corpus", corpus, "files"), ("generated", fuzz, "inputs")):
         print(f"{label}: {fig.inputs} {unit} ({fig.skipped} not parsable by LibCST), "
               f"{fig.applications} recipe applications, {fig.applied} applied "
-              f"({dict(fig.applied_by)}); crashes {fig.crashes}, unparsable outputs "
-              f"{fig.unparsable}, non-idempotent outputs {fig.non_idempotent}, "
+              f"({dict(sorted(fig.applied_by.items()))}); crashes {fig.crashes}, unparsable "
+              f"outputs {fig.unparsable}, non-idempotent outputs {fig.non_idempotent}, "
               f"not byte-identical when not applied {fig.not_identical}")
-    print(f"generated programs: {len(programs)} (each also with the training snippet)")
-    print(f"time: corpus {corpus_s:.0f} s, total {total_s:.0f} s")
+    print(f"time: {total_s:.0f} s wall, {args.workers} workers")
     for problem in (corpus.problems + fuzz.problems)[:args.show]:
         print(problem)
     return 1 if corpus.bad or fuzz.bad else 0

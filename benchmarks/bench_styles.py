@@ -30,9 +30,12 @@ _BROKEN = ("NameError", "TypeError", "SyntaxError", "ImportError", "UnboundLocal
 
 
 def scripts(names: list[str]) -> list[Path]:
-    """The style scripts and notebooks, then the shared cases (filtered by ``names``)."""
+    """The style scripts and notebooks, then the two shared cases of issue 7
+    (``cases/functions_*.py``; the other cases belong to ``bench_corpus.py``), filtered by
+    ``names``."""
     found = sorted((SAMPLES / "styles").glob("s*.py")) + \
-        sorted((SAMPLES / "styles").glob("s*.ipynb")) + sorted((SAMPLES / "cases").glob("*.py"))
+        sorted((SAMPLES / "styles").glob("s*.ipynb")) + \
+        sorted((SAMPLES / "cases").glob("functions_*.py"))
     return [p for p in found if not names or any(n in p.name for n in names)]
 
 

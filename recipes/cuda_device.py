@@ -22,6 +22,7 @@ _CHOICE = '"cuda" if torch.cuda.is_available() else "cpu"'
 class RuntimeDevice(Recipe):
     id = "cuda-device"
     category = "cuda-unavailable"
+    requires_words = (("cuda",),)
     title = "use CUDA only when it is available (else the CPU)"
     nothing_to_do = 'no torch.device("cuda") or .to("cuda") with a literal device'
 

@@ -21,6 +21,8 @@ _ROLES = ("train_dataset", "eval_dataset")
 class DatasetFromPandas(Recipe):
     id = "dataset-from-pandas"
     category = "dataframe-to-trainer"
+    requires_words = (("Trainer", "Seq2SeqTrainer"),)
+    requires_imports = ("transformers",)
     title = "convert the pandas DataFrame with Dataset.from_pandas before Trainer"
     nothing_to_do = "no Trainer(train_dataset=<variable>) to convert"
 

@@ -32,6 +32,7 @@ _BEFORE = (
 class PadIgnoredLabels(Recipe):
     id = "decode-ignored-labels"
     category = "decode-ignored-labels"
+    requires_words = (("compute_metrics",), ("decode", "batch_decode"))
     title = "replace -100 by the pad token id before decoding in compute_metrics"
     nothing_to_do = "compute_metrics decodes nothing, or already replaces -100"
 

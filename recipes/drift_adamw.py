@@ -16,6 +16,7 @@ from autofix.recipe import Example, NotApplicable, Recipe, drop_import, remove_k
 class AdamWFromTorch(Recipe):
     id = "drift-adamw"
     category = "api-drift"
+    requires_words = (("AdamW",),)
     title = "import AdamW from torch.optim (transformers removed its own)"
 
     examples = (

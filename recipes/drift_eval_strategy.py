@@ -20,6 +20,8 @@ EVAL_STRATEGY_SINCE = "4.41.0"
 class RenameEvalStrategy(KeywordRename):
     id = "drift-eval-strategy"
     category = "api-drift"
+    requires_words = (("TrainingArguments", "Seq2SeqTrainingArguments"),)
+    requires_imports = ("transformers",)
     title = "use the evaluation-strategy argument name of the installed transformers"
     CALL = TRAINING_ARGS
     OLD, NEW, SINCE = "evaluation_strategy", "eval_strategy", EVAL_STRATEGY_SINCE

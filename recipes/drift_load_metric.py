@@ -18,6 +18,7 @@ NOTE = "evaluate.load downloads the metric from the Hugging Face Hub at run time
 class LoadMetricFromEvaluate(Recipe):
     id = "drift-load-metric"
     category = "api-drift"
+    requires_words = (("load_metric",),)
     title = "load metrics with evaluate.load (datasets removed load_metric)"
 
     examples = (

@@ -16,6 +16,8 @@ from .ragged_batch import PROCESSING_CLASS_SINCE
 class RenameTokenizerArgument(KeywordRename):
     id = "drift-processing-class"
     category = "api-drift"
+    requires_words = (("Trainer", "Seq2SeqTrainer"),)
+    requires_imports = ("transformers",)
     title = "use the tokenizer argument name of the installed transformers Trainer"
     CALL = TRAINER_PATTERN
     OLD, NEW, SINCE = "tokenizer", "processing_class", PROCESSING_CLASS_SINCE

@@ -75,6 +75,7 @@ def _floats(low: float, high: float) -> tuple[TrainerFacts, ...]:
 class RegressionHead(Recipe):
     id = "float-labels-regression"
     category = "float-labels-on-classifier"
+    requires_imports = ("transformers",)
     title = "train float targets with a 1-output regression head (set on the config)"
     nothing_to_do = "no *ForSequenceClassification model made above the failing line"
     METADATA_DEPENDENCIES = (  # type: ignore[assignment]  # Recipe narrows the type

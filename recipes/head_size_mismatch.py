@@ -20,6 +20,7 @@ _HEAD_MODEL = r"transformers(\.[\w.]*)?\.\w*For\w+\.from_pretrained"
 class IgnoreMismatchedSizes(Recipe):
     id = "head-size-mismatch"
     category = "head-size-mismatch"
+    requires_imports = ("transformers",)
     title = "load the checkpoint with ignore_mismatched_sizes=True for the new num_labels"
     nothing_to_do = "no *For*.from_pretrained(..., num_labels=...) call to change"
 

@@ -42,6 +42,7 @@ def _dotted(node: cst.BaseExpression) -> str:
 class UseTfKeras(Recipe):
     id = "keras3-objects"
     category = "keras3-objects"
+    requires_words = (("keras",),)
     title = "use tf_keras optimizers, losses and callbacks with the transformers TF model"
     nothing_to_do = "no optimizer/loss/callback/metric taken from Keras 3"
 

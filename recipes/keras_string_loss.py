@@ -25,6 +25,8 @@ _COMPILE_BEFORE = (
 class UseInternalLoss(Recipe):
     id = "keras-string-loss"
     category = "keras-string-loss"
+    requires_words = (("compile",),)
+    requires_imports = ("transformers",)
     title = "use the model's internal loss instead of a Keras loss on logits"
     TRACK = {"model": TF_MODEL_PATTERN}
     nothing_to_do = "no compile(loss=...) on a Hugging Face TF model"

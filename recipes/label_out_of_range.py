@@ -57,6 +57,7 @@ def measured_num_labels(rc: RecipeContext) -> int:
 class SetNumLabels(PlannedEdits):
     id = "label-out-of-range"
     category = "label-out-of-range"
+    requires_imports = ("transformers",)
     title = "set num_labels to the number of classes in the data"
     nothing_to_do = "no *ForSequenceClassification.from_pretrained(...) call found"
 

@@ -24,6 +24,7 @@ _BEFORE = (
 class ReturnFromMapFunction(Recipe):
     id = "map-returns-nothing"
     category = "map-returns-nothing"
+    requires_words = (("map",),)
     #: A map function without return shows the raw-dataset faces (datasets 5 keeps the
     #: dataset unchanged): try it there too; it only applies when a function given to
     #: ``.map`` really has no ``return``.

@@ -19,6 +19,8 @@ from autofix.recipe import TRAINER_PATTERN, Example, NotApplicable, Recipe, keyw
 class ArgmaxPredictions(Recipe):
     id = "metric-on-logits"
     category = "metric-on-logits"
+    requires_words = (("compute_metrics",),)
+    requires_imports = ("transformers",)
     title = "take the argmax of the logits before computing the metric"
     nothing_to_do = "compute_metrics does not unpack (predictions, labels) from its argument"
 

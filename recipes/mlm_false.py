@@ -22,6 +22,8 @@ _CAUSAL = (r"transformers(\.[\w.]*)?\.(\w*ForCausalLM|\w*LMHeadModel)"
 class CausalCollator(Recipe):
     id = "mlm-false"
     category = "mlm-without-mask-token"
+    requires_words = (("DataCollatorForLanguageModeling",),)
+    requires_imports = ("transformers",)
     title = "train the causal model with DataCollatorForLanguageModeling(mlm=False)"
     nothing_to_do = "no DataCollatorForLanguageModeling(...) with masked LM on"
 

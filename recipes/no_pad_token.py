@@ -28,6 +28,7 @@ _BATCH = "Cannot handle batch sizes > 1 if no padding token is defined"
 class SetPadToken(Recipe):
     id = "no-pad-token"
     category = "no-pad-token"
+    requires_imports = ("transformers",)
     title = "give the tokenizer (and the model's config) the end-of-text token as pad token"
     nothing_to_do = "no tokenizer or model assignment to follow with the pad token"
 

@@ -19,6 +19,8 @@ from ._collate import AddPaddingCollator
 class PadDataLoader(AddPaddingCollator):
     id = "ragged-batch-loader"
     category = "ragged-batch"
+    requires_words = (("DataLoader",),)
+    requires_imports = ("torch",)
     title = "pad DataLoader batches with DataCollatorWithPadding"
     nothing_to_do = "no DataLoader(...) without a collate_fn"
 

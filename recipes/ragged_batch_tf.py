@@ -26,6 +26,7 @@ _BEFORE = (
 class PadToTfDataset(AddPaddingCollator):
     id = "ragged-batch-tf"
     category = "ragged-batch"
+    requires_words = (("to_tf_dataset",),)
     title = "pad to_tf_dataset batches with DataCollatorWithPadding"
     nothing_to_do = "no to_tf_dataset(...) call without a collate_fn"
 

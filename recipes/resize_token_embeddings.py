@@ -35,6 +35,7 @@ _LOOP = (
 class ResizeEmbeddings(Recipe):
     id = "resize-token-embeddings"
     category = "added-tokens-not-resized"
+    requires_imports = ("transformers",)
     title = "resize the model's token embeddings to the tokenizer after adding tokens"
     nothing_to_do = "no tokenizer.add_tokens/add_special_tokens call with a model loaded"
     METADATA_DEPENDENCIES = (  # type: ignore[assignment]  # Recipe narrows the type

@@ -22,6 +22,8 @@ _TOKEN_MODEL = r"transformers(\.[\w.]*)?\.\w*ForTokenClassification(\.from_pretr
 class TokenClassificationCollator(Recipe):
     id = "token-classification-collator"
     category = "token-labels-not-padded"
+    requires_words = (("DataCollatorWithPadding",),)
+    requires_imports = ("transformers",)
     title = "pad per-token labels with DataCollatorForTokenClassification"
     nothing_to_do = "no DataCollatorWithPadding(...) to replace"
 

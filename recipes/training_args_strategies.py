@@ -37,6 +37,8 @@ _MULTIPLE = "--load_best_model_at_end requires the saving steps to be a round mu
 class AlignSaveWithEval(Recipe):
     id = "training-args-strategies"
     category = "training-args-conflict"
+    requires_words = (("TrainingArguments", "Seq2SeqTrainingArguments", "TFTrainingArguments"),)
+    requires_imports = ("transformers",)
     title = "save checkpoints on the evaluation schedule, as load_best_model_at_end requires"
     nothing_to_do = ("no TrainingArguments(load_best_model_at_end=True) with mismatched "
                      "literal save/evaluation schedules")

@@ -23,6 +23,7 @@ _WRAPPER = r"torch\.nn(\.parallel(\.data_parallel|\.distributed)?)?\.(DataParall
 class UnwrapDataParallel(Recipe):
     id = "unwrap-dataparallel"
     category = "model-wrapped-dataparallel"
+    requires_imports = ("torch",)
     title = "give Trainer the model itself, not a DataParallel wrapper"
     nothing_to_do = "no X = torch.nn.DataParallel(model) assignment"
 

@@ -7,9 +7,13 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import libcst as cst
 import pytest
+from libcst.codemod import CodemodContext, SkipFile
 
+from autofix.recipe import ParsedSource, Recipe, transform
 from autofix.registry import all_recipes
+from autofix.types import RecipeContext
 from tests.conftest import ROOT, SAMPLES
 
 _SPEC = importlib.util.spec_from_file_location(
@@ -53,3 +57,47 @@ def test_recipes_on_generated_programs() -> None:
     assert figures.inputs == 8
     assert figures.applied > 0  # the snippet's faults are fixed inside generated code
     assert figures.bad == 0, "\n".join(figures.problems)
+
+
+def _full(recipe: type[Recipe], source: str, rc: RecipeContext) -> str | None:
+    """The recipe's output with no pre-check and its own metadata (``None``: declined)."""
+    try:
+        return recipe(CodemodContext(), rc).transform_module(cst.parse_module(source)).code
+    except SkipFile:
+        return None
+
+
+def _check_precheck(cases: list[tuple[type[Recipe], str, RecipeContext]]) -> int:
+    """Assert the pre-check is honest on ``cases``; returns how many it declined."""
+    declined = 0
+    for recipe, source, rc in cases:
+        parsed = ParsedSource(source)
+        full = _full(recipe, source, rc)
+        if recipe.precheck(parsed):
+            declined += 1
+            assert full is None or full == source, f"{recipe.id} pre-check declined"
+            continue
+        try:
+            shared: str | None = transform(recipe, parsed, rc)[1].code
+        except SkipFile:
+            shared = None
+        assert shared == full, f"{recipe.id}: shared metadata changed the output"
+    return declined
+
+
+def test_precheck_never_declines_where_the_recipe_applies() -> None:
+    """``Recipe.precheck`` is honest: on every recipe's examples and the first style
+    sample, a recipe it declines also declines (or changes nothing) when run in full; where
+    it does not decline, the shared-metadata path gives a fresh run's output."""
+    style = sorted((SAMPLES / "styles").glob("*.py"))[0].read_text(encoding="utf-8")
+    cases = [(r, e.before, e.context(r.category)) for r in all_recipes() for e in r.examples]
+    cases += [(r, style, r.examples[0].context(r.category)) for r in all_recipes()]
+    assert _check_precheck(cases) > 0
+
+
+@pytest.mark.slow
+def test_precheck_on_every_sample_script() -> None:
+    """The same on every sample script, with the benchmark's contexts (minutes)."""
+    sources = [p.read_text(encoding="utf-8") for p in sorted(SAMPLES.rglob("*.py"))]
+    assert _check_precheck([(r, s, rc) for r in all_recipes() for s in sources
+                            for rc in bench.contexts(r.category)]) > 0
