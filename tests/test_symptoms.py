@@ -398,3 +398,31 @@ def test_balanced_data_learning_fast_never_gets_it() -> None:
     chance ends as a stall or as learning slowly, not as this finding."""
     found = findings_of(run_with(predicting([0.4] * 60, [1] * 64, [0, 1] * 32)))
     assert found == []
+
+
+def test_child_keeps_the_last_batches_predictions(monkeypatch: pytest.MonkeyPatch,
+                                                  tmp_path: Path) -> None:
+    """``note_predictions`` keeps argmax and labels of classifier batches only (rows
+    labelled -100 left out, float or token-level targets ignored), the last 10 batches."""
+    import collections
+
+    import torch
+
+    from autofix.child import events
+
+    probe = tmp_path / "probe.jsonl"
+    monkeypatch.setattr(events, "PROBE_FILE", str(probe))
+    monkeypatch.setattr(events.State, "stop", "")
+    monkeypatch.setattr(events.State, "monitor", LossMonitor(2))
+    monkeypatch.setattr(events.State, "recent",
+                        collections.deque(maxlen=events.RECENT_BATCHES))
+    logits = torch.tensor([[2.0, 0.0], [0.0, 1.0], [3.0, 0.0]])
+    events.note_predictions(torch.tensor([0, 1, -100]), logits)
+    events.note_predictions(torch.tensor([0.5, 1.0, 2.0]), logits)  # regression targets
+    events.note_predictions(torch.tensor([[0, 1]] * 3), torch.zeros(3, 2, 2))  # tokens
+    for _ in range(12):
+        events.note_predictions(torch.tensor([1, 1, 0]), logits)
+    events.train_facts()
+    facts = json.loads(probe.read_text().splitlines()[-1])
+    assert facts["recent_predicted"] == [0, 1, 0] * 10
+    assert facts["recent_labels"] == [1, 1, 0] * 10
