@@ -28,12 +28,12 @@ Repo = Callable[[dict[str, str | Path]], git.Repo]
 pytestmark = [pytest.mark.e2e]
 
 
-def clean_run(repo: git.Repo) -> tuple[dict[str, object], str]:
-    """autofix on ``train.py`` at ``--max-steps 30`` (the stall rule's minimum; an unclear
-    verdict extends it to 60); asserts the clean outcome and returns report and output."""
+def clean_run(repo: git.Repo, steps: int) -> tuple[dict[str, object], str]:
+    """autofix on ``train.py`` at ``--max-steps steps``; asserts the clean outcome and
+    returns report and output."""
     root = Path(str(repo.working_tree_dir))
     before = snapshot(repo)
-    done = run_autofix(["train.py", "--max-steps", "30", "--branch", "fixes",
+    done = run_autofix(["train.py", "--max-steps", str(steps), "--branch", "fixes",
                         "--report", "../report.json"], root, timeout=600)
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
@@ -47,7 +47,8 @@ def clean_run(repo: git.Repo) -> tuple[dict[str, object], str]:
 def test_correct_slow_script_is_clean_with_the_learning_slowly_finding(
         scratch_repo: Repo) -> None:
     repo = scratch_repo({"train.py": TEST_SCRIPTS / "tiny_slow_learner.py"})
-    report, out = clean_run(repo)
+    # the stall rule's minimum budget; the unclear verdict extends it to 60
+    report, out = clean_run(repo, 30)
     runs = report["runs"]
     assert isinstance(runs, list) and len(runs) == 1 and runs[0]["category"] == ""
     assert "budget extended to 60 steps" in runs[0]["evidence"]
@@ -63,7 +64,7 @@ def test_correct_slow_script_is_clean_with_the_learning_slowly_finding(
 def test_labels_shuffled_apart_from_inputs_give_constant_prediction(
         scratch_repo: Repo) -> None:
     repo = scratch_repo({"train.py": TEST_SCRIPTS / "tiny_labels_shuffled.py"})
-    report, out = clean_run(repo)
+    report, out = clean_run(repo, 60)  # the default budget, the finding's minimum
     runs = report["runs"]
     assert isinstance(runs, list) and len(runs) == 1 and runs[0]["category"] == ""
     assert "budget extended" not in runs[0]["evidence"]  # clearly under ln 2: no extension

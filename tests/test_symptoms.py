@@ -383,6 +383,8 @@ def test_constant_prediction_needs_the_evidence() -> None:
         "others under 10 %": predicting([0.2] * 60, const, [0] * 150 + [1] * 10),
         "too few rows": predicting([0.51] * 60, [0] * 16, [0] * 12 + [1] * 4),
         "a quick check": predicting([0.51] * 10, const, labels),
+        "under the default budget": predicting([0.51] * 30, const, labels),
+        "loss still falling": predicting([0.6 - 0.002 * i for i in range(60)], const, labels),
         "loss under the frequencies' entropy": predicting([0.3] * 60, const, labels),
         "learning slowly says it": predicting([0.69] * 120, const, [0, 1] * 80,
                                               ("learning-slowly",)),
