@@ -19,7 +19,7 @@ from autofix.categories import (
     inner_message,
     raised_site,
 )
-from autofix.child.symptoms import WINDOW, LossMonitor
+from autofix.child.symptoms import STALL_RATIO, WINDOW, LossMonitor, fit
 from autofix.registry import plugins
 from autofix.traceback_text import parse_traceback
 from autofix.types import (
@@ -283,7 +283,8 @@ def stall_advice(run: RunResult) -> list[str]:
 def findings_of(run: RunResult) -> list[Finding]:
     """What a run that raised nothing and stalled nowhere still got wrong (issue 8,
     "trains, but wrongly"): class ids regressed by a 1-output head, a hand loop whose
-    optimizer never steps (or never zeroes its gradients), float16 weights trained directly.
+    optimizer never steps (or never zeroes its gradients), one class predicted for every
+    row (:func:`constant_prediction`), float16 weights trained directly.
     Reported, never a failure."""
     out = []
     for trainer in run.probe.trainers:
@@ -306,6 +307,9 @@ def findings_of(run: RunResult) -> list[Finding]:
         out.append(Finding("zero-grad-missing", 0,
                            f"{steps} optimizer steps and no zero_grad(): gradients add up "
                            "from step to step (call optimizer.zero_grad() after each step)"))
+    constant = constant_prediction(run)
+    if constant is not None:
+        out.append(constant)
     if facts.get("param_dtype") == "torch.float16" and run.probe.steps:
         out.append(Finding("float16-weights", 0,
                            "the model's weights are float16 and are trained directly: "
@@ -313,6 +317,74 @@ def findings_of(run: RunResult) -> list[Finding]:
                            "easily (load in float32 and use mixed precision, fp16=True / "
                            "torch.autocast)"))
     return out
+
+
+#: Fewest labelled rows among the last training batches for the constant-prediction
+#: finding (two batches of 16): fewer rows say little about what the model predicts.
+CONSTANT_MIN_ROWS = 32
+#: The other classes must hold at least this share of those rows ("the data has several").
+CONSTANT_MIN_OTHERS = 0.1
+#: Fewest optimizer steps for the constant-prediction finding: autofix's default budget.
+#: A healthy model first learns the class frequencies, then the inputs: measured on a tiny
+#: BERT with 80/20 labels it can learn (lr 1e-3, seeds 0-2), every row was predicted as
+#: the majority class up to steps 30-40, never over steps 51-60.
+CONSTANT_MIN_STEPS = 60
+
+
+def label_entropy(labels: list[int]) -> float:
+    """Entropy (nats) of the label frequencies in ``labels``: the cross-entropy of a model
+    that predicts those frequencies for every row (it learned the classes' shares only)."""
+    n = len(labels)
+    counts = [labels.count(c) for c in sorted(set(labels))]
+    return -sum(k / n * math.log(k / n) for k in counts)
+
+
+def constant_prediction(run: RunResult) -> Finding | None:
+    """``constant-prediction``: at the end of the run the model predicted one class for
+    every row of its last training batches (argmax of the logits, the probe's
+    ``recent_predicted``), while those rows' labels hold several classes (the others at
+    least :data:`CONSTANT_MIN_OTHERS` of :data:`CONSTANT_MIN_ROWS` rows or more), and the
+    loss of the last steps is no better than predicting the label frequencies
+    (>= ``STALL_RATIO`` x their entropy): the model learned how often each class occurs,
+    nothing from the inputs (labels not aligned with the inputs, a heavy class imbalance).
+
+    Never for a run shorter than :data:`CONSTANT_MIN_STEPS` (a healthy model predicts the
+    majority class while it learns the frequencies first), one whose loss over the last
+    half of the steps still falls significantly (95 % interval of the slope, as the stall
+    rule), nor one reported as learning slowly (a loss still at chance is what a slow
+    start looks like; that finding already says so). ``None`` when the facts are missing
+    (Keras: no logits are seen)."""
+    facts = run.probe.facts
+    preds, labels = facts.get("recent_predicted"), facts.get("recent_labels")
+    if not isinstance(preds, list) or not isinstance(labels, list) \
+            or len(preds) != len(labels) or len(labels) < CONSTANT_MIN_ROWS:
+        return None
+    losses = [s.loss for s in run.probe.steps if s.loss is not None and math.isfinite(s.loss)]
+    if len(losses) < CONSTANT_MIN_STEPS \
+            or any(f.kind == "learning-slowly" for f in run.probe.findings):
+        return None
+    trend = fit(losses[-(len(losses) // 2):])
+    if trend is not None and trend.slope + trend.half < 0:
+        return None  # the loss still falls significantly: the model is leaving the prior
+    if len(set(preds)) != 1:
+        return None
+    predicted = preds[0]
+    others = sum(1 for y in labels if y != predicted)
+    if others < CONSTANT_MIN_OTHERS * len(labels):
+        return None
+    prior = label_entropy(labels)
+    recent = sum(losses[-WINDOW:]) / len(losses[-WINDOW:])
+    if recent < STALL_RATIO * prior:
+        return None
+    shares = ", ".join(f"{c}: {labels.count(c)}" for c in sorted(set(labels)))
+    return Finding("constant-prediction", len(run.probe.steps),
+                   f"the model predicts class {predicted} for every one of the last "
+                   f"{len(labels)} training rows while their labels hold several classes "
+                   f"({shares}); the loss of the last {WINDOW} steps, {recent:.3f}, is no "
+                   f"better than predicting those class frequencies ({prior:.3f}): it learned "
+                   "how often each class occurs, nothing from the inputs. Check that the "
+                   "labels are aligned with the inputs (not shuffled or sorted separately), "
+                   "the class balance (class weights, resampling) and the learning rate")
 
 
 def _nan_diagnosis(symptom: SymptomReport, float16: bool = False) -> Diagnosis:

@@ -348,3 +348,83 @@ def test_child_stops_a_learning_run_at_the_budget(monkeypatch: pytest.MonkeyPatc
     fast = child_events(monkeypatch, tmp_path, [1.1 - 0.015 * i for i in range(70)])
     assert [e["event"] for e in fast if e["event"] != "step"] == ["budget_reached"]
     assert fast[-1]["step"] == 60
+
+
+# --- constant-prediction (issue 8, "trains, but wrongly") -----------------------------------
+
+
+def predicting(losses: list[float], preds: list[int], labels: list[int],
+               findings: tuple[str, ...] = ()) -> ProbeReport:
+    from autofix.types import Finding
+
+    return ProbeReport(steps=[StepRecord(i, x, 5e-5) for i, x in enumerate(losses, start=1)],
+                       facts={"recent_predicted": preds, "recent_labels": labels},
+                       findings=[Finding(k, len(losses), "") for k in findings])
+
+
+def test_one_class_predicted_for_every_row_is_a_finding() -> None:
+    """80/20 labels unrelated to the inputs: the model learns the frequencies only (loss
+    at their entropy, 0.500, well under ln 2), and predicts class 0 for every row."""
+    labels = [0] * 128 + [1] * 32
+    found = findings_of(run_with(predicting([0.51] * 60, [0] * 160, labels)))
+    assert [f.kind for f in found] == ["constant-prediction"]
+    evidence = found[0].evidence
+    assert "predicts class 0 for every one of the last 160 training rows" in evidence
+    assert "(0: 128, 1: 32)" in evidence and "(0.500)" in evidence
+    assert "aligned with the inputs" in evidence
+
+
+def test_constant_prediction_needs_the_evidence() -> None:
+    labels = [0] * 128 + [1] * 32
+    const = [0] * 160
+    cases = {
+        "varied predictions": predicting([0.51] * 60, [0] * 150 + [1] * 10, labels),
+        "one class in the labels": predicting([0.01] * 60, const, [0] * 160),
+        "others under 10 %": predicting([0.2] * 60, const, [0] * 150 + [1] * 10),
+        "too few rows": predicting([0.51] * 60, [0] * 16, [0] * 12 + [1] * 4),
+        "a quick check": predicting([0.51] * 10, const, labels),
+        "under the default budget": predicting([0.51] * 30, const, labels),
+        "loss still falling": predicting([0.6 - 0.002 * i for i in range(60)], const, labels),
+        "loss under the frequencies' entropy": predicting([0.3] * 60, const, labels),
+        "learning slowly says it": predicting([0.69] * 120, const, [0, 1] * 80,
+                                              ("learning-slowly",)),
+        "no facts (Keras)": ProbeReport(steps=[StepRecord(i, 0.5, 1e-5) for i in range(60)]),
+    }
+    for name, report in cases.items():
+        assert findings_of(run_with(report)) == [], name
+
+
+def test_balanced_data_learning_fast_never_gets_it() -> None:
+    """On balanced labels one constant class cannot take the loss under ln C (the entropy
+    of the frequencies), so a run clearly under chance never gets the finding; a loss at
+    chance ends as a stall or as learning slowly, not as this finding."""
+    found = findings_of(run_with(predicting([0.4] * 60, [1] * 64, [0, 1] * 32)))
+    assert found == []
+
+
+def test_child_keeps_the_last_batches_predictions(monkeypatch: pytest.MonkeyPatch,
+                                                  tmp_path: Path) -> None:
+    """``note_predictions`` keeps argmax and labels of classifier batches only (rows
+    labelled -100 left out, float or token-level targets ignored), the last 10 batches."""
+    import collections
+
+    import torch
+
+    from autofix.child import events
+
+    probe = tmp_path / "probe.jsonl"
+    monkeypatch.setattr(events, "PROBE_FILE", str(probe))
+    monkeypatch.setattr(events.State, "stop", "")
+    monkeypatch.setattr(events.State, "monitor", LossMonitor(2))
+    monkeypatch.setattr(events.State, "recent",
+                        collections.deque(maxlen=events.RECENT_BATCHES))
+    logits = torch.tensor([[2.0, 0.0], [0.0, 1.0], [3.0, 0.0]])
+    events.note_predictions(torch.tensor([0, 1, -100]), logits)
+    events.note_predictions(torch.tensor([0.5, 1.0, 2.0]), logits)  # regression targets
+    events.note_predictions(torch.tensor([[0, 1]] * 3), torch.zeros(3, 2, 2))  # tokens
+    for _ in range(12):
+        events.note_predictions(torch.tensor([1, 1, 0]), logits)
+    events.train_facts()
+    facts = json.loads(probe.read_text().splitlines()[-1])
+    assert facts["recent_predicted"] == [0, 1, 0] * 10
+    assert facts["recent_labels"] == [1, 1, 0] * 10

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections import deque
 from typing import Any
 
 from .symptoms import EXTENSION, LossMonitor
@@ -80,9 +81,12 @@ EVENTS: dict[str, tuple[str, ...]] = {
     # an unclear stall verdict at the budget: training goes on to ``limit`` (issue 8)
     Event.BUDGET_EXTENDED: ("step", "limit", "window_mean", "reason"),
     # facts gathered over the run for the "trains wrongly" findings (issue 8): parameter
-    # counts and dtype, optimizer steps, backward and zero_grad calls
+    # counts and dtype, optimizer steps, backward and zero_grad calls, and the argmax
+    # predictions and labels (lists of class ids, row by row) of the last ``RECENT_BATCHES``
+    # training forwards of a classification model
     Event.TRAIN_FACTS: ("params_total", "params_trainable", "param_dtype", "optimizer_steps",
-                        "backward_calls", "zero_grad_calls"),
+                        "backward_calls", "zero_grad_calls", "recent_predicted",
+                        "recent_labels"),
     # record-only benchmark mode: the symptom that would have stopped the run
     Event.WOULD_STOP: ("kind", "step", "evidence", "num_classes", "num_labels", "samples",
                        "analysis_error"),
@@ -94,6 +98,11 @@ EVENTS: dict[str, tuple[str, ...]] = {
 #: ``1``: a stall verdict is recorded (``would_stop`` event) but training goes on, so the
 #: whole curve is seen (benchmarks replay it; autofix itself never sets this).
 RECORD_ONLY = os.environ.get("AUTOFIX_RECORD_ONLY", "") == "1"
+
+
+#: Training forwards whose argmax predictions and labels are kept for the
+#: ``constant-prediction`` finding (the stall rule's window: the last 10 steps).
+RECENT_BATCHES = 10
 
 
 class AutofixStop(BaseException):
@@ -115,6 +124,8 @@ class State:
     backward_calls = 0  # Tensor.backward on a scalar outside Trainer (hand loops)
     zero_grad_calls = 0  # optimizer.zero_grad / model.zero_grad outside Trainer
     model_facts: dict[str, Any] = {}  # parameter counts and dtype, taken once
+    #: (argmax predictions, labels) of the last training forwards of a classifier
+    recent: deque[tuple[list[int], list[int]]] = deque(maxlen=RECENT_BATCHES)
 
 
 def emit(event: str, **data: Any) -> None:
@@ -202,8 +213,30 @@ def train_facts() -> None:
             emit("finding", kind=final.kind, step=final.step, evidence=final.evidence)
         elif final is not None:
             _confirm(final)
+    predicted = [p for preds, _ in State.recent for p in preds]
+    labels = [y for _, ys in State.recent for y in ys]
     emit("train_facts", optimizer_steps=State.steps, backward_calls=State.backward_calls,
-         zero_grad_calls=State.zero_grad_calls, **State.model_facts)
+         zero_grad_calls=State.zero_grad_calls, recent_predicted=predicted,
+         recent_labels=labels, **State.model_facts)
+
+
+def note_predictions(labels: Any, logits: Any) -> None:
+    """Keep the argmax predictions and labels of one training forward of a classifier
+    (``logits`` [batch, C >= 2], integer ``labels`` [batch]; rows labelled -100 left out)
+    for the ``constant-prediction`` finding. Anything else (token classification,
+    regression, float targets) is ignored. Costs one argmax over the logits."""
+    if State.stop:
+        return
+    try:
+        if logits.dim() != 2 or logits.shape[-1] < 2 or labels.dim() != 1 \
+                or labels.is_floating_point() or labels.shape[0] != logits.shape[0]:
+            return
+        preds = logits.argmax(-1).tolist()
+        ys = labels.tolist()
+        kept = [(p, y) for p, y in zip(preds, ys, strict=False) if y >= 0]
+        State.recent.append(([p for p, _ in kept], [y for _, y in kept]))
+    except Exception:  # noqa: BLE001 - the probe must never break the script
+        pass
 
 
 def note_model(model: Any) -> None:

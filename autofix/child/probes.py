@@ -35,6 +35,7 @@ from .events import (
     State,
     emit,
     note_model,
+    note_predictions,
     record_step,
     set_num_classes,
 )
@@ -271,6 +272,7 @@ def patch_modeling(module: types.ModuleType) -> None:
         if labels is not None and logits is not None:
             if self.training:
                 note_model(self)
+                note_predictions(labels, logits)
             num_labels = getattr(getattr(self, "config", None), "num_labels", None)
             State.last_batch = (labels.detach(), logits.detach(), num_labels)
             set_num_classes(num_labels)
