@@ -174,9 +174,35 @@ def insert_after_last_assignment(meta: Metadata, tree: cst.Module, use: cst.CSTN
     (the scope that resolves ``name`` there). Returns the new tree and the 1-based line
     of the first inserted statement. Raises :class:`NoPlace` when ``name`` has no
     assignment visible from ``use``."""
-    anchor = on_path_to(meta, last_assignment(meta, use, name), use)
+    binding = last_assignment(meta, use, name)
+    if isinstance(binding, cst.FunctionDef) and _holds(meta, binding, use):
+        # ``name`` is a parameter of the function that uses it: the new statements open
+        # the function's body (after its docstring), never after the ``def`` outside it
+        first = _first_body_statement(binding)
+        line = meta.get_metadata(PositionProvider, first).start.line
+        return insert_statements(tree, first, new, before=True), line
+    anchor = on_path_to(meta, binding, use)
     line = meta.get_metadata(PositionProvider, anchor).end.line + 1
     return insert_statements(tree, anchor, new), line
+
+
+def _holds(meta: Metadata, outer: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """True when ``node`` lies inside ``outer``."""
+    current = meta.get_metadata(ParentNodeProvider, node, None)
+    while current is not None:
+        if current is outer:
+            return True
+        current = meta.get_metadata(ParentNodeProvider, current, None)
+    return False
+
+
+def _first_body_statement(function: cst.FunctionDef) -> Statement:
+    """The statement of ``function``'s body the code runs first (its docstring skipped);
+    raises :class:`NoPlace` for a one-line body (``def f(x): return x``)."""
+    if not isinstance(function.body, cst.IndentedBlock):
+        raise NoPlace(f"{function.name.value}() has a one-line body")
+    body = [s for s in function.body.body if isinstance(s, Statement)]
+    return body[1] if len(body) > 1 and function.get_docstring() is not None else body[0]
 
 
 def parse_statement(code: str) -> Statement:

@@ -65,6 +65,22 @@ class ClassEncodeLabels(Recipe):
             ),
             trainers=_facts("str"),
         ),
+        Example(  # the dataset is a parameter: encoded where the function starts
+            before=(
+                "from transformers import Trainer\n"
+                "def build(model, train_ds):\n"
+                '    """The trainer."""\n'
+                "    return Trainer(model=model, train_dataset=train_ds)\n"
+            ),
+            after=(
+                "from transformers import Trainer\n"
+                "def build(model, train_ds):\n"
+                '    """The trainer."""\n'
+                '    train_ds = train_ds.class_encode_column("label")\n'
+                "    return Trainer(model=model, train_dataset=train_ds)\n"
+            ),
+            trainers=_facts("str"),
+        ),
         Example(  # labels are already ids
             before=(
                 "from transformers import Trainer\n"
