@@ -393,7 +393,8 @@ class Program:
         while scope is not None:
             if first or not isinstance(scope, (ClassScope, ComprehensionScope)):
                 for assignment in scope.assignments:
-                    if assignment.name not in names:
+                    # ``import a.b`` binds "a.b" in LibCST's scope: not a name to write
+                    if assignment.name not in names and assignment.name.isidentifier():
                         names.append(assignment.name)
             first = False
             if isinstance(scope, GlobalScope):

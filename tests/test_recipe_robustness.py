@@ -59,6 +59,18 @@ def test_recipes_on_generated_programs() -> None:
     assert figures.bad == 0, "\n".join(figures.problems)
 
 
+@pytest.mark.parametrize("prefix", [
+    "import a.b, c\n",  # LibCST's scope binds "a.b": never written as a name (was a crash)
+    "",  # the snippet's Trainer takes its dataset as a parameter (was not idempotent)
+])
+def test_every_recipe_on_the_snippet_found_by_the_benchmark(prefix: str) -> None:
+    """The two faults bench_recipe_corpus found on generated programs, every recipe."""
+    figures = bench.Figures()
+    bench.check_source(prefix + bench.SNIPPET, "snippet", figures)
+    assert figures.applied > 0
+    assert figures.bad == 0, "\n".join(figures.problems)
+
+
 def _full(recipe: type[Recipe], source: str, rc: RecipeContext) -> str | None:
     """The recipe's output with no pre-check and its own metadata (``None``: declined)."""
     try:
