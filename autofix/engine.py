@@ -479,12 +479,13 @@ class _Session:
         return ", ".join(f.commit[:8] for f in group.fixes)
 
     def apply(self, run: RunResult, diag: Diagnosis, exclude: set[str] | frozenset[str] = (
-            frozenset()), run_n: int = 0) -> ApplyDecision:
+            frozenset()), run_n: int | None = None) -> ApplyDecision:
         """Apply the first applicable recipe for each cause of ``diag`` (skipping the ids
         in ``exclude``), one commit each. Returns the fixes, or why there is none:
         :class:`NoRecipe`, :class:`NotApplicable` (every recipe declined) or
         :class:`RecipeCrashed` (the last crash, when no recipe applied and one crashed).
         A crashing recipe is reported in ``warnings`` and the next one is tried."""
+        number = self.n if run_n is None else run_n  # 0: found before any run
         causes = diag.causes or (diag.category,)
         candidates = {c: [r for r in self.recipes(c) if r.id not in exclude] for c in causes}
         if not any(candidates.values()):
@@ -521,7 +522,7 @@ class _Session:
                 if recipe.category != cause:  # a root cause behind another face
                     cause_diag = dataclasses.replace(cause_diag, category=recipe.category,
                                                      via=diag.via or cause)
-                message = commit_message(recipe, outcome, cause_diag, run_n or self.n,
+                message = commit_message(recipe, outcome, cause_diag, number,
                                          self.branch.rel, where)
                 if probe.rank is not None:  # issue 12: which rank failed first
                     message += f"Autofix-Rank: {probe.rank} of {self.o.nproc_per_node}\n"
@@ -530,7 +531,7 @@ class _Session:
                     self.document.content(self.branch.source, outcome.source), message)
                 program = self.program
                 fix = FixRecord(recipe.category, recipe.id, sha, self.branch.rel,
-                                outcome.line or diag.line, outcome.summary, run_n or self.n,
+                                outcome.line or diag.line, outcome.summary, number,
                                 diff=unified_diff(before, self.branch.source, self.branch.rel),
                                 evidence=cause_diag.evidence)
                 self.result.fixes.append(fix)

@@ -50,7 +50,10 @@ def test_four_workers_on_one_repository(scratch_repo: Repo) -> None:
     markdown = (root.parent / "batch.md").read_text()
     assert "| `ex/drift_0.py` | fixed | 1 |" in markdown
     assert "## `ex/hang.py`: gave_up" in markdown
-    assert "unexpected keyword argument 'evaluation_strategy'" in markdown
+    # found by the API check alongside run 1: the fix names no run, and its evidence is the
+    # error the installed library would raise
+    assert "(before the first run: `TypeError: TrainingArguments.__init__() got an " \
+        "unexpected keyword argument 'evaluation_strategy'`)" in markdown
 
 
 def test_batch_bad_paths(scratch_repo: Repo) -> None:

@@ -46,7 +46,13 @@ def load_child_package() -> types.ModuleType:
 
 
 load_child_package()
-from _autofix_child.events import AutofixStop, Event, emit, train_facts  # noqa: E402
+from _autofix_child.events import (  # noqa: E402
+    AutofixStop,
+    Event,
+    describe_exception,
+    emit,
+    train_facts,
+)
 from _autofix_child.preflight import PreflightFailure  # noqa: E402
 from _autofix_child.probes import install  # noqa: E402
 
@@ -67,28 +73,6 @@ def user_traceback(exc: BaseException) -> Any:
     while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
         tb = tb.tb_next
     return tb
-
-
-def describe_exception(exc: BaseException, depth: int = 0) -> dict[str, Any]:
-    frames = [
-        {"file": f.filename, "line": f.lineno or 0, "function": f.name, "text": f.line or ""}
-        for f in traceback.extract_tb(user_traceback(exc))
-    ]
-    if isinstance(exc, SyntaxError) and exc.filename:
-        text = (exc.text or "").rstrip("\n")
-        frames.append({"file": exc.filename, "line": exc.lineno or 0, "function": "<module>",
-                       "text": text})
-    chain = []
-    inner = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
-    if inner is not None and depth < 5:
-        chain.append(describe_exception(inner, depth + 1))
-    kind = type(exc)
-    return {
-        "type": f"{kind.__module__}.{kind.__qualname__}",
-        "message": str(exc),
-        "frames": frames,
-        "chain": chain,
-    }
 
 
 # --- running the script ------------------------------------------------------------
@@ -126,12 +110,12 @@ def run(patched: str, original: str, argv: list[str]) -> int:
         train_facts()
         code_ = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if code_ != 0:
-            emit(Event.EXCEPTION, **describe_exception(exc))
+            emit(Event.EXCEPTION, **describe_exception(exc, skip=__file__))
         emit(Event.EXIT, code=code_)
         raise
     except BaseException as exc:
         train_facts()
-        emit(Event.EXCEPTION, **describe_exception(exc))
+        emit(Event.EXCEPTION, **describe_exception(exc, skip=__file__))
         emit(Event.EXIT, code=1)
         traceback.print_exception(type(exc), exc, user_traceback(exc))
         return 1

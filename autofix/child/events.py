@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import traceback
 from collections import deque
 from typing import Any
 
@@ -276,3 +277,26 @@ def batch_analysis() -> dict[str, Any]:
         return {"samples": samples, "num_labels": num_labels}
     except Exception as exc:  # noqa: BLE001
         return {"analysis_error": repr(exc)}
+
+
+def describe_exception(exc: BaseException, depth: int = 0, *, skip: str = "",
+                       **extra: Any) -> dict[str, Any]:
+    """``exc`` as an ``exception``/``preflight`` event's fields: ``type`` (qualified class
+    name), ``message``, ``frames`` (file, line, function, text; innermost last; a
+    ``SyntaxError`` adds the line it points at) and ``chain`` (the cause or context, at
+    most 5 deep), plus ``extra`` (e.g. ``check=`` for a preflight finding) at every level.
+    Frames of the file ``skip`` at the traceback's root (the probe's own) are left out."""
+    tb = exc.__traceback__
+    while tb is not None and skip and tb.tb_frame.f_code.co_filename == skip:
+        tb = tb.tb_next
+    frames = [{"file": f.filename, "line": f.lineno or 0, "function": f.name,
+               "text": f.line or ""} for f in traceback.extract_tb(tb)]
+    if isinstance(exc, SyntaxError) and exc.filename:
+        frames.append({"file": exc.filename, "line": exc.lineno or 0, "function": "<module>",
+                       "text": (exc.text or "").rstrip("\n")})
+    inner = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
+    chain = [describe_exception(inner, depth + 1, skip=skip, **extra)] \
+        if inner is not None and depth < 5 else []
+    kind = type(exc)
+    return {**extra, "type": f"{kind.__module__}.{kind.__qualname__}", "message": str(exc),
+            "frames": frames, "chain": chain}

@@ -58,7 +58,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import sampling
-from .events import State, emit
+from .events import State, describe_exception, emit
 
 ENABLED = os.environ.get("AUTOFIX_PREFLIGHT", "0") == "1"
 #: Rows of the tokenized split collated by check 3 (a Trainer's default batch size is 8).
@@ -120,24 +120,13 @@ def patch_map(module: Any) -> None:
     dataset_cls.map = map
 
 
-def _describe(exc: BaseException, check: str, depth: int = 0) -> dict[str, Any]:
-    frames = [{"file": f.filename, "line": f.lineno or 0, "function": f.name,
-               "text": f.line or ""} for f in traceback.extract_tb(exc.__traceback__)]
-    inner = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
-    kind = type(exc)
-    return {"check": check, "type": f"{kind.__module__}.{kind.__qualname__}",
-            "message": str(exc), "frames": frames,
-            "chain": [_describe(inner, check, depth + 1)] if inner is not None and depth < 5
-            else []}
-
-
 def _record(exc: BaseException, check: str) -> None:
     """Record ``exc`` as caught in the caller, with the frames that led to the call (as
     an uncaught exception would show them), skipping the probe's own frames."""
     here = os.path.dirname(os.path.abspath(__file__))
     outer = [f for f in traceback.extract_stack()[:-2]
              if not os.path.abspath(f.filename).startswith(here)]
-    description = _describe(exc, check)
+    description = describe_exception(exc, check=check)
     description["frames"] = [{"file": f.filename, "line": f.lineno or 0, "function": f.name,
                               "text": f.line or ""} for f in outer] + description["frames"]
     text = "".join(traceback.format_list(outer)) + "".join(
@@ -300,7 +289,7 @@ def run_checks(trainer: Any) -> list[Exception]:
             action(*args)
             return True
         except Exception as exc:  # noqa: BLE001 - each failure is a finding
-            findings.append(_describe(exc, check))
+            findings.append(describe_exception(exc, check=check))
             errors.append(exc)
             return False
 
@@ -505,5 +494,5 @@ def loop_checks(loader: Any, collate: bool = True) -> Exception | None:
             except Exception as exc:  # noqa: BLE001 - a finding
                 errors["loader-labels"] = exc
     for check, error in errors.items():
-        emit("preflight", **_describe(error, check))
+        emit("preflight", **describe_exception(error, check=check))
     return errors.get("loader-collate")
