@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from autofix.batch import Job, Row, repair_detached
 from autofix.errors import AutofixError
@@ -180,7 +181,11 @@ def run_on_ray(jobs: list[Job], rows: list[Row], root: Path, base: str,
                          "shared), move large data out of it, or raise --max-upload-mb")
             runtime_env = {"working_dir": str(root), "excludes": UPLOAD_EXCLUDES}
             shared_root = ""
-        progress = Progress.remote()  # type: ignore[attr-defined]
+        # on the driver's own node: a node that dies must not take the live table with it
+        here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(),
+                                              soft=False)
+        progress = Progress.options(  # type: ignore[attr-defined]
+            scheduling_strategy=here).remote()
         cpus = max(1, round(o.cpus))
         task = ray.remote(_repair_task).options(
             num_cpus=o.cpus, memory=o.memory_mb * 1024 * 1024, max_retries=o.max_retries,

@@ -43,6 +43,9 @@ def _node_args() -> tuple[list[str], int]:
              f"--metrics-export-port={p[4]}", f"--runtime-env-agent-port={p[5]}",
              f"--min-worker-port={lo}", f"--max-worker-port={lo + 60}",
              "--num-cpus=1", f"--object-store-memory={OBJECT_STORE}",
+             # one Python daemon fewer starting at once (it streams worker logs to drivers,
+             # which the tests do not read): the raylet waits a bounded time for its agents
+             "--include-log-monitor=false",
              "--disable-usage-stats", "--block"], p[0])
 
 
@@ -164,7 +167,11 @@ def _start(root: Path, nodes: int) -> Cluster:
     env = {**os.environ, "PYTHONPATH": str(root), "RAY_health_check_period_ms": "1000",
            "RAY_health_check_timeout_ms": "1000", "RAY_health_check_failure_threshold": "3",
            "RAY_USAGE_STATS_ENABLED": "0", "OMP_NUM_THREADS": "1",
-           "RAY_agent_register_timeout_ms": "180000", "RAY_raylet_start_wait_time_s": "180"}
+           "RAY_agent_register_timeout_ms": "180000", "RAY_raylet_start_wait_time_s": "180",
+           # a private loopback cluster: no token auth. Ray 2.60 turns it on when
+           # ~/.ray/auth_token exists (any earlier local ray.init writes one) and the head
+           # then refused this test's own drivers ("InvalidAuthToken")
+           "RAY_AUTH_MODE": "disabled"}
     port, client, dash = free_ports(3)
     args, _ = _node_args()
     head = _spawn([RAY, "start", "--head", f"--port={port}", f"--temp-dir={temp}",
