@@ -23,6 +23,10 @@ Repo = Callable[[dict[str, str | Path]], git.Repo]
 pytestmark = [pytest.mark.e2e, pytest.mark.v4]
 
 
+# Slow tier until the TF stall verdict is stable (issue 8): in one of two fresh-clone CI
+# rehearsals (2026-12-01) the unseeded TF run at lr 1e-3 was not judged a stall, the session
+# ended "fixed" after 3 of the 5 fixes, and this exact-trailers assertion failed.
+@pytest.mark.slow
 def test_course_tf_script(scratch_repo: Repo, v4_python: str) -> None:
     repo = scratch_repo({"course_tf_mnli.py": SAMPLES / "course_tf_mnli.py",
                          "data": SAMPLES / "data"})
