@@ -175,7 +175,7 @@ def insert_after_last_assignment(meta: Metadata, tree: cst.Module, use: cst.CSTN
     of the first inserted statement. Raises :class:`NoPlace` when ``name`` has no
     assignment visible from ``use``."""
     binding = last_assignment(meta, use, name)
-    if isinstance(binding, cst.FunctionDef) and _holds(meta, binding, use):
+    if isinstance(binding, cst.FunctionDef) and binding.body in _blocks(meta, use):
         # ``name`` is a parameter of the function that uses it: the new statements open
         # the function's body (after its docstring), never after the ``def`` outside it
         first = _first_body_statement(binding)
@@ -184,16 +184,6 @@ def insert_after_last_assignment(meta: Metadata, tree: cst.Module, use: cst.CSTN
     anchor = on_path_to(meta, binding, use)
     line = meta.get_metadata(PositionProvider, anchor).end.line + 1
     return insert_statements(tree, anchor, new), line
-
-
-def _holds(meta: Metadata, outer: cst.CSTNode, node: cst.CSTNode) -> bool:
-    """True when ``node`` lies inside ``outer``."""
-    current = meta.get_metadata(ParentNodeProvider, node, None)
-    while current is not None:
-        if current is outer:
-            return True
-        current = meta.get_metadata(ParentNodeProvider, current, None)
-    return False
 
 
 def _first_body_statement(function: cst.FunctionDef) -> Statement:

@@ -26,7 +26,6 @@ import os
 import sys
 import traceback
 import types
-from typing import Any
 
 _DISTRIBUTIONS = ("torch", "transformers", "datasets", "accelerate", "tensorflow", "tf-keras",
                   "keras", "numpy")
@@ -52,6 +51,7 @@ from _autofix_child.events import (  # noqa: E402
     describe_exception,
     emit,
     train_facts,
+    trimmed_traceback,
 )
 from _autofix_child.preflight import PreflightFailure  # noqa: E402
 from _autofix_child.probes import install  # noqa: E402
@@ -65,14 +65,6 @@ def versions() -> dict[str, str]:
         except importlib.metadata.PackageNotFoundError:
             continue
     return found
-
-
-def user_traceback(exc: BaseException) -> Any:
-    """The exception's traceback without the probe's own frames at its root."""
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
-        tb = tb.tb_next
-    return tb
 
 
 # --- running the script ------------------------------------------------------------
@@ -117,7 +109,7 @@ def run(patched: str, original: str, argv: list[str]) -> int:
         train_facts()
         emit(Event.EXCEPTION, **describe_exception(exc, skip=__file__))
         emit(Event.EXIT, code=1)
-        traceback.print_exception(type(exc), exc, user_traceback(exc))
+        traceback.print_exception(type(exc), exc, trimmed_traceback(exc, __file__))
         return 1
     train_facts()
     emit(Event.EXIT, code=0)

@@ -279,6 +279,14 @@ def batch_analysis() -> dict[str, Any]:
         return {"analysis_error": repr(exc)}
 
 
+def trimmed_traceback(exc: BaseException, skip: str = "") -> Any:
+    """``exc``'s traceback without the frames of the file ``skip`` at its root."""
+    tb = exc.__traceback__
+    while tb is not None and skip and tb.tb_frame.f_code.co_filename == skip:
+        tb = tb.tb_next
+    return tb
+
+
 def describe_exception(exc: BaseException, depth: int = 0, *, skip: str = "",
                        **extra: Any) -> dict[str, Any]:
     """``exc`` as an ``exception``/``preflight`` event's fields: ``type`` (qualified class
@@ -286,11 +294,8 @@ def describe_exception(exc: BaseException, depth: int = 0, *, skip: str = "",
     ``SyntaxError`` adds the line it points at) and ``chain`` (the cause or context, at
     most 5 deep), plus ``extra`` (e.g. ``check=`` for a preflight finding) at every level.
     Frames of the file ``skip`` at the traceback's root (the probe's own) are left out."""
-    tb = exc.__traceback__
-    while tb is not None and skip and tb.tb_frame.f_code.co_filename == skip:
-        tb = tb.tb_next
     frames = [{"file": f.filename, "line": f.lineno or 0, "function": f.name,
-               "text": f.line or ""} for f in traceback.extract_tb(tb)]
+               "text": f.line or ""} for f in traceback.extract_tb(trimmed_traceback(exc, skip))]
     if isinstance(exc, SyntaxError) and exc.filename:
         frames.append({"file": exc.filename, "line": exc.lineno or 0, "function": "<module>",
                        "text": (exc.text or "").rstrip("\n")})
