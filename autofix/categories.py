@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from autofix.child.preflight import PROBABILITY_LOSSES
 from autofix.types import ExceptionInfo, Frame, ProbeReport
 
 EXAMPLES_DIR = Path(__file__).parent / "examples"
@@ -443,9 +444,12 @@ CATEGORIES: tuple[Category, ...] = (
 )
 
 def _keras_string_loss(probe: ProbeReport) -> bool:
-    """A string (or from_logits=False) Keras loss on a Hugging Face model, which outputs
-    logits: the loss is computed on the wrong quantity and stays near chance."""
-    return any(k.hf_model and (isinstance(k.loss, str) or bool(k.loss and k.from_logits is False))
+    """A Keras cross-entropy that reads probabilities (a string name or loss function of
+    :data:`PROBABILITY_LOSSES`, or a loss object with ``from_logits=False``) on a Hugging
+    Face model, which outputs logits: the loss is computed on the wrong quantity. The
+    model's internal loss (``compile`` without ``loss``: Hugging Face's ``dummy_loss``) and
+    a loss object with ``from_logits=True`` are not this fault."""
+    return any(k.hf_model and (k.loss in PROBABILITY_LOSSES or k.from_logits is False)
                for k in probe.keras)
 
 
@@ -617,6 +621,8 @@ ROOT_CAUSES: tuple[Category, ...] = (
         id="keras-string-loss",
         title="a Keras loss given as a string (from_logits=False) on a model that outputs "
               "logits",
+        hint="drop loss= so the model computes its own loss on the logits, or pass a loss "
+             "with from_logits=True",
         kind=Kind.ROOT_CAUSE,
     ),
     Category(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from autofix.advice import advice_for
 from autofix.categories import (
+    LR_TOO_HIGH,
     TIMEOUT,
     UNKNOWN,
     Category,
@@ -17,9 +18,10 @@ from autofix.categories import (
     frame_keys,
     get_category,
     inner_message,
+    is_category,
     raised_site,
 )
-from autofix.child.symptoms import STALL_RATIO, WINDOW, LossMonitor, fit
+from autofix.child.symptoms import FLAT_EVIDENCE, STALL_RATIO, WINDOW, LossMonitor, fit
 from autofix.registry import plugins
 from autofix.traceback_text import parse_traceback
 from autofix.types import (
@@ -28,6 +30,7 @@ from autofix.types import (
     Finding,
     Frame,
     Healthy,
+    PreflightFault,
     RunOutcome,
     RunResult,
     SampleLoss,
@@ -214,12 +217,91 @@ def judge(run: RunResult, script: Path) -> Healthy | Diagnosis:
     the budget (:meth:`LossMonitor.clearly_learning`): the proof a symptom fix owes.
     """
     finite = all(s.loss is None or math.isfinite(s.loss) for s in run.probe.steps)
+    clean_end = run.outcome in (RunOutcome.OK, RunOutcome.BUDGET) and run.probe.exception is None
+    if clean_end and run.probe.faults and run.probe.symptom is None:
+        return fault_diagnosis(run.probe.faults[0])
+    if clean_end and finite and unexplained_flat(run) is not None:
+        return Healthy(healthy_evidence(run), False)  # learning slowly (findings_of)
     if run.outcome in (RunOutcome.OK, RunOutcome.BUDGET) and run.probe.symptom is None \
             and finite:
         losses = [s.loss for s in run.probe.steps if s.loss is not None]
         proven = LossMonitor(run.probe.num_classes, losses).clearly_learning()
         return Healthy(healthy_evidence(run), proven)
     return diagnose_symptom(run) or diagnose(run, script)
+
+
+#: ``via`` of a diagnosis made from a healthy run that was not clearly learning (the
+#: ``learning-slowly`` finding): its fix is a trial, kept only when the next run proves it.
+SLOW_TRIAL = "learning-slowly"
+#: ``via`` of a fault found by a preflight check that raises nothing (a loss on logits).
+PREFLIGHT_FAULT = "preflight"
+
+
+def slow_at_high_lr(run: RunResult) -> Diagnosis | None:
+    """``lr-too-high`` for a healthy run that ended with the finding ``learning-slowly``
+    (not clearly under chance, no stall proven) at a learning rate of :data:`LR_TOO_HIGH`
+    (1e-3) or more, else ``None``.
+
+    Not a verdict on its own: Adam at 1e-3 on MiniLM may stall flat at ln C, or learn and
+    come back up to chance within one run (the course's TF script, 75 steps, three
+    unseeded runs measured 2026-12-01: flat at 1.099 twice, once down to 0.97 and back to
+    1.11, which the stall rule calls "learning slowly"). So the fix it leads to is a trial
+    (``via`` :data:`SLOW_TRIAL`): the next run must show the loss clearly under chance, or
+    the fix is dropped and the session ends as it stood.
+    """
+    slow = next((f for f in run.probe.findings if f.kind == "learning-slowly"), None)
+    rates = [s.lr for s in run.probe.steps if s.lr is not None]
+    if slow is None or not rates or max(rates) < LR_TOO_HIGH * (1 - 1e-6):
+        return None
+    return Diagnosis(
+        category="lr-too-high",
+        evidence=f"not clearly learning at a learning rate of {max(rates):g}: {slow.evidence}",
+        details=(slow.evidence, f"learning rate: {max(rates):g}",
+                 "a trial: the lower learning rate is kept only if the next run's loss gets "
+                 "clearly under chance"),
+        via=SLOW_TRIAL,
+        causes=("lr-too-high",),
+        hint="a learning rate of 1e-3 or more is far above what fine-tuning a pretrained "
+             "transformer uses (the course: 2e-5 to 5e-5)",
+    )
+
+
+def unexplained_flat(run: RunResult) -> Finding | None:
+    """The finding ``learning-slowly`` for a flat-loss stall verdict (the child's
+    :meth:`LossMonitor.flat`: near chance, no significant fall) that has no known cause in
+    the run's facts, else ``None``. A stall autofix can neither explain nor fix is not
+    called a failure: no lr of 1e-3 or more, no lr of 0 or still warming up, no frozen
+    base, no loss on logits. Measured on the false-alarm grid (2026-12-01): MiniLM at lr
+    1e-5, batch 32, 2 classes, a hand loop of 75 steps falls 0.697 -> 0.686 with little
+    noise; the flat rule called that a stall, and it was a slow, healthy run."""
+    symptom = run.probe.symptom
+    if symptom is None or symptom.kind != "stalled-loss" \
+            or not symptom.evidence.startswith(FLAT_EVIDENCE):
+        return None
+    stalled = get_category("stalled-loss")
+    if any(rule.found(run.probe) for rule in stalled.root_causes) or stall_advice(run) \
+            or run.probe.faults:
+        return None
+    rates = [s.lr for s in run.probe.steps if s.lr is not None]
+    lr = f"a learning rate of {max(rates):g}" if rates else "an unknown learning rate"
+    return Finding("learning-slowly", symptom.step,
+                   f"learning slowly: {symptom.evidence[len(FLAT_EVIDENCE):]}; no known cause "
+                   f"of a stall ({lr}, trainable weights, a loss that fits the outputs), so "
+                   "this is a finding, not a failure: train longer or raise the learning rate "
+                   "if it should learn faster")
+
+
+def fault_diagnosis(fault: PreflightFault) -> Diagnosis:
+    """The diagnosis of a fault a preflight check found before training (a Keras loss
+    that reads probabilities on a model returning logits): its category, the check's
+    evidence line, and the category's hint."""
+    hint = get_category(fault.category).hint if is_category(fault.category) else ""
+    return Diagnosis(
+        category=fault.category, evidence=fault.evidence,
+        details=(fault.evidence, f"found by the preflight check '{fault.check}' before the "
+                                 "first training step"),
+        via=PREFLIGHT_FAULT,
+        hint=hint)
 
 
 def healthy_evidence(run: RunResult) -> str:
@@ -285,8 +367,10 @@ def findings_of(run: RunResult) -> list[Finding]:
     "trains, but wrongly"): class ids regressed by a 1-output head, a hand loop whose
     optimizer never steps (or never zeroes its gradients), one class predicted for every
     row (:func:`constant_prediction`), float16 weights trained directly.
-    Reported, never a failure."""
-    out = []
+    Reported, never a failure. A flat loss with no known cause comes first
+    (:func:`unexplained_flat`)."""
+    flat = unexplained_flat(run)
+    out = [flat] if flat is not None else []
     for trainer in run.probe.trainers:
         train = next((d for d in trainer.datasets if d.role == "train"), None)
         if trainer.num_labels == 1 and train is not None and train.label_kind == "int" \

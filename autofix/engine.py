@@ -26,7 +26,15 @@ from typing import Protocol
 
 from autofix.api_preflight import api_diagnoses
 from autofix.categories import get_category, is_category
-from autofix.diagnosis import findings_of, healthy_evidence, judge
+from autofix.diagnosis import (
+    PREFLIGHT_FAULT,
+    SLOW_TRIAL,
+    fault_diagnosis,
+    findings_of,
+    healthy_evidence,
+    judge,
+    slow_at_high_lr,
+)
 from autofix.documents import Program, document_for
 from autofix.errors import AutofixError, save_traceback
 from autofix.gitops import open_repo, prepare_branch
@@ -168,14 +176,21 @@ def commit_message(recipe: type[Recipe], outcome: Applied, diag: Diagnosis, run_
     happened = f"Run {run_n} showed {symptom}" if symptom else f"Run {run_n} failed with"
     if diag.via == "api-preflight":
         happened = "Before the first run, the installed library would raise"
+    elif diag.via == SLOW_TRIAL:
+        happened = f"Run {run_n} trained without a fault but was not clearly learning (this " \
+                   "fix is a trial, kept only if the next run proves it)"
+        symptom = SLOW_TRIAL
+    elif diag.via == PREFLIGHT_FAULT:
+        happened = f"Run {run_n}, before its first training step, found"
     lines = [f"autofix: {recipe.title}", "", f"{happened}:", f"    {diag.evidence}"]
-    if not symptom:
+    if not symptom and diag.via != PREFLIGHT_FAULT:
         lines.append(f"at {where}" + (f": {diag.line_text.strip()}" if diag.line_text else ""))
     if diag.via and is_category(diag.via) and get_category(diag.via).rerun_env:
         lines.append(f"(found by a rerun after {diag.via}: {get_category(diag.via).rerun_note};"
                      " the first error pointed at the wrong line)")
     if diag.details:
-        header = "Training evidence:" if symptom else "Key traceback lines:"
+        header = "Training evidence:" if symptom else (
+            "Preflight evidence:" if diag.via == PREFLIGHT_FAULT else "Key traceback lines:")
         lines += ["", header, *(f"    {d}" for d in diag.details)]
     lines += ["", f"Change: {outcome.summary}", "",
               f"Autofix-Category: {diag.category}", f"Autofix-Recipe: {recipe.id}"]
@@ -379,6 +394,10 @@ class _Session:
             found.append(dataclasses.replace(verdict, details=(
                 *verdict.details, f"found by the preflight check '{check}' before the first "
                                   "training step")))
+        for fault in run.probe.faults:  # faults that raise nothing (a loss on logits)
+            if fault.category not in seen and self.recipes(fault.category):
+                seen.add(fault.category)
+                found.append(fault_diagnosis(fault))
         return found
 
     def loop(self) -> SessionResult:
@@ -411,6 +430,9 @@ class _Session:
             if last is not None and failure:
                 self.finished(rec, verdict)
                 shas = self.drop(last, failure)
+                if last.tentative:  # a trial that did not prove itself: end as it stood
+                    return self.end_healthy(last.run, f"; {failure}, so commit(s) {shas} "
+                                                      "were dropped")
                 retried = self.retry(last, failure, shas)
                 if retried is None:
                     return self.result
@@ -422,21 +444,21 @@ class _Session:
                 self.next_note = (f"verifying on the full data (diagnosis runs used "
                                   f"{self.o.sample_rows} rows per split)")
                 continue
-            if isinstance(verdict, Healthy):
+            trial = self.trial(run, verdict)
+            if isinstance(verdict, Healthy) and trial is None:
                 self.finished(rec, verdict)
-                self.result.findings = [*run.probe.findings, *findings_of(run)]
-                if self.result.fixes:
-                    return self.finish(Status.FIXED, f"the script trains after "
-                                                     f"{len(self.result.fixes)} fix(es)")
-                return self.finish(Status.CLEAN, "the script ran without a fault; nothing "
-                                                 "to fix")
-            diag = verdict
+                return self.end_healthy(run)
+            diag = trial or verdict
+            assert isinstance(diag, Diagnosis)
             if self.attempts >= self.o.max_iterations:
                 self.finished(rec, diag)
                 return self.finish(Status.GAVE_UP, f"stopped after --max-iterations "
                                                    f"{self.o.max_iterations}", diag)
             before = self.program.source
             decision = self.apply(run, diag)
+            if not isinstance(decision, list) and trial is not None:
+                self.finished(rec, verdict)  # no lr to lower in the source: healthy as it is
+                return self.end_healthy(run)
             if not isinstance(decision, list):
                 self.finished(rec, diag)
                 return self.finish(Status.GAVE_UP, decision.reason, diag)
@@ -450,7 +472,30 @@ class _Session:
             rec.commit = decision[-1].commit
             self.finished(rec, diag)
             last = FixGroup(diag, run, self.n, decision, before, self.program.source,
-                            {f.recipe for f in decision}, extra=extra)
+                            {f.recipe for f in decision}, extra=extra,
+                            tentative=trial is not None)
+
+    def trial(self, run: RunResult, verdict: Healthy | Diagnosis) -> Diagnosis | None:
+        """The ``lr-too-high`` trial for a healthy run that was not clearly learning at a
+        learning rate of 1e-3 or more (:func:`autofix.diagnosis.slow_at_high_lr`), once
+        per session and within ``--max-iterations``; ``None`` otherwise."""
+        if not isinstance(verdict, Healthy) or verdict.proven \
+                or self.attempts >= self.o.max_iterations:
+            return None
+        tried = {f.category for f in self.result.fixes} | \
+            {d.category for d in self.result.dropped}
+        return None if "lr-too-high" in tried else slow_at_high_lr(run)
+
+    def end_healthy(self, run: RunResult, note: str = "") -> SessionResult:
+        """End the session on ``run``, which trained without a fault: ``fixed`` when fixes
+        are on the branch, else ``clean``; the run's findings (learning-slowly...) are
+        reported; ``note`` says what else happened (a trial dropped)."""
+        self.result.findings = [*run.probe.findings, *findings_of(run)]
+        if self.result.fixes:
+            return self.finish(Status.FIXED, f"the script trains after "
+                                             f"{len(self.result.fixes)} fix(es){note}")
+        return self.finish(Status.CLEAN, f"the script ran without a fault; nothing to "
+                                         f"fix{note}")
 
     def retry(self, group: FixGroup, failure: str, shas: str) -> FixGroup | None:
         """After ``group`` was dropped: the next recipes for the same diagnosis (those

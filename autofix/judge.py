@@ -93,6 +93,10 @@ class FixGroup:
     tried: set[str] = field(default_factory=set)
     #: Other diagnoses fixed in the same group (preflight findings of the same run).
     extra: list[Diagnosis] = field(default_factory=list)
+    #: A trial on a healthy run that was not clearly learning
+    #: (:func:`autofix.diagnosis.slow_at_high_lr`): kept
+    #: only when the next run proves it; when it does not, the session ends as it stood.
+    tentative: bool = False
 
     @property
     def recipes(self) -> str:
@@ -123,7 +127,7 @@ class FixGroup:
         they did). An error fix fails when the same error comes back at the same place
         or a new error comes from a line it changed; a symptom fix must also prove
         itself (the same symptom again, or a healthy run whose loss is not clearly under
-        the chance level, fails it)."""
+        the chance level, fails it). A trial (``tentative``) owes the same proof."""
         if isinstance(verdict, Diagnosis):
             again = next((d for d in (self.diagnosis, *self.extra) if verdict.same_fault(d)),
                          None)
@@ -136,8 +140,11 @@ class FixGroup:
             if self.symptom and symptom_of(verdict) == self.symptom:
                 return (f"recipe {self.recipes} did not help: {self.symptom} again "
                         f"({verdict.evidence})")
+            if self.tentative and symptom_of(verdict):
+                return (f"recipe {self.recipes} did not help: {symptom_of(verdict)} after "
+                        f"it ({verdict.evidence})")
             return ""
-        if self.symptom and not verdict.proven:
+        if (self.symptom or self.tentative) and not verdict.proven:
             return f"recipe {self.recipes} did not help: {proof_failure(run)}"
         return ""
 

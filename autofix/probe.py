@@ -16,6 +16,7 @@ from autofix.types import (
     Finding,
     Frame,
     KerasFacts,
+    PreflightFault,
     ProbeReport,
     SampledSplit,
     SampleLoss,
@@ -167,6 +168,8 @@ READERS: dict[str, Callable[[ProbeReport, dict[str, Any]], None]] = {
                                                    if k not in ("event", "rank")}),
     Event.WOULD_STOP: lambda r, e: setattr(r, "symptom", r.symptom or _symptom(e)),
     Event.SAMPLED: lambda r, e: r.sampled.append(_sampled(e)),
+    Event.PREFLIGHT_FAULT: lambda r, e: r.faults.append(PreflightFault(
+        str(e.get("check", "")), str(e.get("category", "")), str(e.get("evidence", "")))),
 }
 
 

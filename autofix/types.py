@@ -117,9 +117,10 @@ class SymptomReport:
 
 @dataclass(frozen=True)
 class KerasFacts:
-    """How a Keras model was compiled: ``loss`` is the string given or the loss class name
-    (``None``: no loss, the HF model's internal one); ``keras`` the module the model's
-    class comes from (``tf_keras`` or ``keras``)."""
+    """How a Keras model was compiled: ``loss`` is the string given, the loss class name
+    (with ``from_logits`` from its config) or a loss function's name (``dummy_loss``: the
+    HF model's internal loss, ``compile`` without ``loss``; ``None``: no loss); ``keras``
+    the module the model's class comes from (``tf_keras`` or ``keras``)."""
 
     keras: str
     model_class: str
@@ -158,6 +159,16 @@ class Finding:
 
 
 @dataclass
+class PreflightFault:
+    """A fault a preflight check found that raises nothing but trains wrongly (issue 8):
+    the check's name, the category id of the fault and the evidence line."""
+
+    check: str
+    category: str
+    evidence: str
+
+
+@dataclass
 class ProbeReport:
     """Everything the probe inside the child reported, in arrival order."""
 
@@ -179,6 +190,8 @@ class ProbeReport:
     #: Preflight findings at ``Trainer.train()``: (check name, the exception it raised).
     preflight: list[tuple[str, ExceptionInfo]] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # e.g. learning-slowly
+    #: ``preflight_fault`` events: faults found before training that raise nothing.
+    faults: list[PreflightFault] = field(default_factory=list)
     extended_to: int | None = None  # the step budget after an unclear verdict extended it
     facts: dict[str, Any] = field(default_factory=dict)  # "train_facts" event (issue 8)
 

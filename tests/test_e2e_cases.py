@@ -155,8 +155,16 @@ def _check(case: Case, result: Outcome) -> None:
         assert text not in result.source, text
 
 
+#: A fault of this project's own (issue 8, "trains, but wrongly"), in the default tier: a
+#: Keras loss object without ``from_logits=True`` on a model that returns logits. Nothing
+#: raises; the preflight check at ``fit`` finds it on the real model before any step.
+LOSS_ON_LOGITS = Case("variant_keras_loss_object.py", ("keras-string-loss",),
+                      has=("model.compile(optimizer=tf_keras.optimizers.Adam(learning_rate=3e-5),"
+                           '\n                  metrics=["accuracy"])',),
+                      lacks=("SparseCategoricalCrossentropy",), tf=True)
+
 PT = [c for c in SHARED if not c.tf]
-TF = [c for c in SHARED if c.tf]
+TF = [c for c in SHARED if c.tf] + [LOSS_ON_LOGITS]
 
 
 @pytest.mark.e2e
@@ -170,6 +178,22 @@ def test_shared_case_is_fixed(case: Case, shared: dict[str, Outcome]) -> None:
 @pytest.mark.parametrize("case", TF, ids=[c.script for c in TF])
 def test_shared_tf_case_is_fixed(case: Case, outcome: Callable[[Case], Outcome]) -> None:
     _check(case, outcome(case))
+
+
+@pytest.mark.e2e
+@pytest.mark.v4
+def test_a_loss_on_logits_is_found_before_training(outcome: Callable[[Case], Outcome]) -> None:
+    """The preflight check stopped run 1 at ``fit``, before any training step, with the
+    real model's output as its evidence; the commit says so."""
+    result = outcome(LOSS_ON_LOGITS)
+    runs = result.report["runs"]
+    assert isinstance(runs, list)
+    assert "compile(loss=SparseCategoricalCrossentropy(from_logits=False)) reads the model's " \
+           "outputs as probabilities" in runs[0]["evidence"]
+    assert "TFBertForSequenceClassification returns logits" in runs[0]["evidence"]
+    assert runs[0]["steps"] == []  # stopped before the first training step
+    message = str(next(result.repo.iter_commits("main..fixes")).message)
+    assert "found by the preflight check 'keras-loss' before the first training step" in message
 
 
 @pytest.mark.e2e

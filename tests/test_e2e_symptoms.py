@@ -35,14 +35,18 @@ def test_hand_written_loop_stall_is_lr_too_high(scratch_repo: Repo) -> None:
     runs = report["runs"]
     assert isinstance(runs, list)
     assert runs[0]["category"] == "lr-too-high"
+    # Adam at 1e-3 stays flat at chance or learns and comes back: a stall, or "learning
+    # slowly" at lr 1e-3, which is a trial of the same fix (both measured)
     assert "stalled near chance" in runs[0]["evidence"] \
-        or "stopped falling" in runs[0]["evidence"]
+        or "stopped falling" in runs[0]["evidence"] \
+        or "not clearly learning at a learning rate of 0.001" in runs[0]["evidence"]
     assert runs[-1]["outcome"] in ("ok", "budget")  # the proof run: clearly under ln 3
     assert trailers(repo, "fixes", "main") == ["lr-too-high"]
     source = (repo.commit("fixes").tree / "train.py").data_stream.read().decode()
     assert "torch.optim.Adam(model.parameters(), lr=5e-5)" in source
     message = str(repo.commit("fixes").message)
-    assert "Run 1 showed stalled-loss:" in message and "Autofix-Via: stalled-loss" in message
+    assert ("Run 1 showed stalled-loss:" in message and "Autofix-Via: stalled-loss" in message) \
+        or ("this fix is a trial" in message and "Autofix-Via: learning-slowly" in message)
 
 
 def test_symptom_fix_that_does_not_help_is_dropped(scratch_repo: Repo) -> None:

@@ -23,8 +23,10 @@ from autofix.runner import RunSpec
 from autofix.types import (
     DatasetFacts,
     ExceptionInfo,
+    Finding,
     Frame,
     KerasFacts,
+    PreflightFault,
     ProbeReport,
     RunOutcome,
     RunRecord,
@@ -346,6 +348,96 @@ def test_symptom_fix_that_proves_itself_is_kept(tmp_path: Path) -> None:
     assert trailers(repo, "fixes", "main") == ["lr-too-high"]
     message = str(repo.commit("fixes").message)
     assert "Run 1 showed stalled-loss:" in message and "Autofix-Via: stalled-loss" in message
+
+
+def slow(lr: float = 1e-3) -> RunResult:
+    """A healthy run that ended with the finding learning-slowly (measured shape: the
+    course TF script at Adam 1e-3, down to 0.97 and back up to 1.11, 75 steps)."""
+    run = healthy(FLAT[:75], lr=lr)
+    run.probe.findings.append(Finding("learning-slowly", 75, "learning slowly: loss 1.173 over "
+                                                             "steps 1-10, 1.113 over 66-75"))
+    return run
+
+
+def test_learning_slowly_at_lr_1e3_gets_a_trial_kept_when_it_proves(tmp_path: Path) -> None:
+    repo, options = setup(tmp_path, LOOP)
+    result = repair(options, runner=Replay(slow(), healthy(LEARNING)))
+    assert result.status is Status.FIXED, result.reason
+    assert trailers(repo, "fixes", "main") == ["lr-too-high"]
+    message = str(repo.commit("fixes").message)
+    assert "not clearly learning at a learning rate of 0.001: learning slowly" in message
+    assert "a trial: the lower learning rate is kept only if" in message
+
+
+def test_a_trial_that_does_not_prove_is_dropped_and_the_run_stays_clean(
+        tmp_path: Path) -> None:
+    repo, options = setup(tmp_path, LOOP)
+    replay = Replay(slow(), slow(lr=5e-5))
+    result = repair(options, runner=replay)
+    assert "lr=5e-5" in replay.sources[1]  # the trial ran
+    assert result.status is Status.CLEAN  # a slow script is not a failed repair: exit 0
+    assert "did not help" in result.reason and "dropped" in result.reason
+    assert [f.kind for f in result.findings] == ["learning-slowly"]
+    assert [d.recipe for d in result.dropped] == ["lr-too-high"]
+    assert "fixes" not in repo.heads
+
+
+def test_learning_slowly_at_an_ordinary_lr_is_a_finding_not_a_trial(tmp_path: Path) -> None:
+    repo, options = setup(tmp_path, LOOP)
+    result = repair(options, runner=Replay(slow(lr=2e-5)))
+    assert result.status is Status.CLEAN and not result.dropped
+    assert [f.kind for f in result.findings] == ["learning-slowly"]
+
+
+def flat_stall(lr: float, facts: dict[str, object] | None = None) -> RunResult:
+    """The child's flat verdict at the end of a 75-step run (measured on the grid: MiniLM,
+    lr 1e-5, batch 32, 2 classes, 0.697 -> 0.686)."""
+    steps = [StepRecord(i + 1, 0.697 - 0.00015 * i, lr) for i in range(75)]
+    report = ProbeReport(versions=VERSIONS, steps=steps, num_classes=2, facts=facts or {},
+                         symptom=SymptomReport("stalled-loss", 75,
+                                               "loss stalled near chance: mean of steps 66-75 "
+                                               "is 0.686 >= 0.9 x ln 2 = 0.624"))
+    return RunResult(RunOutcome.OK, 0, 0.5, "", 0, report)
+
+
+def test_a_flat_loss_with_no_known_cause_is_learning_slowly_not_a_failure(
+        tmp_path: Path) -> None:
+    repo, options = setup(tmp_path, LOOP)
+    result = repair(options, runner=Replay(flat_stall(1e-5)))
+    assert result.status is Status.CLEAN, result.reason
+    assert [f.kind for f in result.findings] == ["learning-slowly"]
+    assert "no known cause of a stall (a learning rate of 1e-05" in result.findings[0].evidence
+    assert "fixes" not in repo.heads
+
+
+@pytest.mark.parametrize(("lr", "facts", "category"), [
+    (1e-3, None, "lr-too-high"),  # a root cause autofix fixes
+    (5e-5, {"params_total": 1000, "params_trainable": 10}, "stalled-loss"),  # frozen: advice
+])
+def test_a_flat_loss_with_a_known_cause_stays_a_stall(tmp_path: Path, lr: float,
+                                                       facts: dict[str, object] | None,
+                                                       category: str) -> None:
+    _, options = setup(tmp_path, LOOP)
+    replay = Replay(flat_stall(lr, facts), healthy(LEARNING))
+    result = repair(options, runner=replay)
+    first = result.runs[0]
+    assert first.category == category, result.reason
+
+
+def test_a_preflight_fault_alone_is_fixed_and_owes_no_proof(tmp_path: Path) -> None:
+    """Run 1 stopped cleanly at fit with a Keras loss on logits (a fault that raises
+    nothing, found before any step): one commit; run 2 trains (no symptom was seen, so
+    a healthy short run is enough)."""
+    repo, options = setup(tmp_path, TF_SCRIPT)
+    fault = PreflightFault("keras-loss", "keras-string-loss",
+                           "compile(loss='sparse_categorical_crossentropy') reads the model's "
+                           "outputs as probabilities")
+    run1 = RunResult(RunOutcome.OK, 0, 0.5, "", 0, ProbeReport(versions=VERSIONS, faults=[fault]))
+    result = repair(options, runner=Replay(run1, healthy(FLAT[:5])))
+    assert result.status is Status.FIXED, result.reason
+    assert trailers(repo, "fixes", "main") == ["keras-string-loss"]
+    assert "loss=" not in branch_source(repo)
+    assert "found by the preflight check 'keras-loss'" in str(repo.commit("fixes").message)
 
 
 TF_SCRIPT = '''from transformers import TFAutoModelForSequenceClassification

@@ -48,6 +48,7 @@ class Event:
     TRAIN_FACTS = "train_facts"
     WOULD_STOP = "would_stop"
     SAMPLED = "sampled"
+    PREFLIGHT_FAULT = "preflight_fault"
 
 
 #: Fields of a ``dataset`` event and of each entry of a ``trainer`` event's ``datasets``:
@@ -77,6 +78,9 @@ EVENTS: dict[str, tuple[str, ...]] = {
     # a preflight check that failed (issue 10): the check's name and the exception the
     # run would raise (as ``exception``)
     Event.PREFLIGHT: ("check", "type", "message", "frames", "chain"),
+    # a preflight check that found a fault the run would not raise but trains on (issue 8,
+    # "trains, but wrongly"): the check, the fault's category id and the evidence line
+    Event.PREFLIGHT_FAULT: ("check", "category", "evidence"),
     # something a healthy run showed (issue 8: learning-slowly...), not a failure
     Event.FINDING: ("kind", "step", "evidence"),
     # an unclear stall verdict at the budget: training goes on to ``limit`` (issue 8)

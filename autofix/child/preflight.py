@@ -43,8 +43,11 @@ first failure of ``to_tf_dataset`` is recorded with its full traceback and the s
 on with a placeholder dataset; ``to_tf_dataset`` is tried again on a few rows with the label
 dataset's label column renamed as the script asks for it (``label``/``labels``), which shows
 the padding fault behind a naming one. At ``Model.fit`` the labels are checked against the
-head through TensorFlow's own sparse cross-entropy, then the run ends with the first
-recorded failure (:class:`PreflightFailure`), before any training step.
+head through TensorFlow's own sparse cross-entropy, and the compiled loss against the
+model's outputs (:func:`loss_on_logits`: a cross-entropy that reads probabilities on a model
+that returns logits trains, but on the wrong loss); then the run ends with the first
+recorded failure (:class:`PreflightFailure`), before any training step, or, when the loss is
+the only fault, cleanly (``AutofixStop``) with that ``preflight_fault`` reported.
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import sampling
-from .events import State, describe_exception, emit
+from .events import AutofixStop, Event, State, describe_exception, emit
 
 ENABLED = os.environ.get("AUTOFIX_PREFLIGHT", "0") == "1"
 #: Rows of the tokenized split collated by check 3 (a Trainer's default batch size is 8).
@@ -214,8 +217,66 @@ def before_fit(model: Any, dataset: Any) -> None:
                 tf.constant([high]), tf.zeros([1, num_labels]), from_logits=True)
         except Exception as exc:  # noqa: BLE001
             _record(exc, "labels")
+    fault = loss_on_logits(model)
     if Pending.failures:
         raise PreflightFailure(*Pending.failures[0])
+    if fault:  # nothing raises, but every step would train on the wrong loss
+        raise AutofixStop("preflight")
+
+
+#: Keras cross-entropies that read the model's outputs as probabilities unless they are
+#: given ``from_logits=True`` (a string name always means ``from_logits=False``).
+PROBABILITY_LOSSES = ("sparse_categorical_crossentropy", "categorical_crossentropy",
+                      "binary_crossentropy")
+
+
+def _reads_probabilities(loss: Any) -> str:
+    """How the compiled ``loss`` is written when it reads outputs as probabilities
+    (``"'sparse_categorical_crossentropy'"``, ``"SparseCategoricalCrossentropy()"``), else
+    ""."""
+    if isinstance(loss, str):
+        return repr(loss) if loss in PROBABILITY_LOSSES else ""
+    name = type(loss).__name__
+    if name.endswith("Crossentropy") and hasattr(loss, "get_config"):
+        try:
+            config = loss.get_config() or {}
+        except Exception:  # noqa: BLE001
+            return ""
+        return f"{name}(from_logits=False)" if config.get("from_logits") is False else ""
+    function = getattr(loss, "__name__", "")
+    return f"losses.{function}" if function in PROBABILITY_LOSSES else ""
+
+
+def loss_on_logits(model: Any) -> str:
+    """At ``Model.fit``: the compiled Keras loss reads the outputs as probabilities, but
+    the model returns logits. Checked on the real objects: the loss as compiled
+    (``model.loss``) and one forward of the model on its own ``dummy_inputs`` (Hugging Face
+    TF models have them), gradients off; the outputs are logits when a value is outside
+    [0, 1] or a row does not sum to 1. Emits a ``preflight_fault`` event
+    (``keras-string-loss``) and returns its evidence ("" when the loss is right, the model
+    has no dummy inputs or the check cannot run)."""
+    spelled = _reads_probabilities(getattr(model, "loss", None))
+    inputs = getattr(model, "dummy_inputs", None)
+    if not spelled or not inputs:
+        return ""
+    try:
+        output = model(inputs, training=False)
+        values = getattr(output, "logits", output).numpy()
+    except Exception:  # noqa: BLE001 - the check cannot run: no finding
+        return ""
+    if values.ndim != 2 or values.shape[-1] < 2:
+        return ""
+    sums = values.sum(axis=-1)
+    if values.min() >= 0 and values.max() <= 1 and abs(sums - 1).max() <= 1e-3:
+        return ""  # a softmax output: the loss is right
+    row = ", ".join(f"{v:.3f}" for v in values[0][:6])
+    evidence = (f"compile(loss={spelled}) reads the model's outputs as probabilities "
+                f"(from_logits=False), but {type(model).__name__} returns logits: its output "
+                f"for a sample input is [{row}] (sum {sums[0]:.3f}), so every step would "
+                "train on the wrong loss")
+    emit(Event.PREFLIGHT_FAULT, check="keras-loss", category="keras-string-loss",
+         evidence=evidence)
+    return evidence
 
 
 def _tokenized_sibling(dataset: Any) -> Any:

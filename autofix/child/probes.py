@@ -293,9 +293,19 @@ def patch_modeling(module: types.ModuleType) -> None:
 
 
 def _keras_loss(loss: Any) -> dict[str, Any]:
+    """The compiled loss as the ``keras`` event reports it: a string as given, a loss object
+    by its class name and ``from_logits``, a function by its ``__name__`` (a Keras loss
+    function such as ``sparse_categorical_crossentropy``, or Hugging Face's ``dummy_loss``
+    when ``compile`` is given no loss and the model's internal loss is used)."""
     if loss is None or isinstance(loss, str):
         return {"loss": loss, "from_logits": None}
-    config: dict[str, Any] = getattr(loss, "get_config", dict)() or {}
+    get_config = getattr(loss, "get_config", None)
+    if not callable(get_config):
+        return {"loss": getattr(loss, "__name__", type(loss).__name__), "from_logits": None}
+    try:
+        config: dict[str, Any] = get_config() or {}
+    except Exception:  # noqa: BLE001 - the probe must never break the script
+        config = {}
     return {"loss": type(loss).__name__, "from_logits": config.get("from_logits")}
 
 

@@ -69,6 +69,8 @@ HORIZON = 3.0  # "within three times as many steps again as were run"
 #: 0.00029 per step (0.10 over 3 x 120 steps, 7 % of ln 4).
 MIN_DROP = 0.02
 EXTENSION = 1.0  # an unclear run may train this x budget more steps before the verdict
+#: How the flat verdict's evidence starts (the parent tells it from the other two by it).
+FLAT_EVIDENCE = "loss stalled near chance: "
 ZERO_LR = 1e-12  # a learning rate at or under this is 0
 
 # Two-sided 95 % Student t quantiles by degrees of freedom (larger df: the nearest lower).
@@ -241,7 +243,7 @@ class LossMonitor:
             return None
         first = mean(self.losses[:WINDOW])
         return Symptom("stalled-loss", step,
-                       f"loss stalled near chance: {self._where()} >= {STALL_RATIO} x "
+                       f"{FLAT_EVIDENCE}{self._where()} >= {STALL_RATIO} x "
                        f"ln {self.num_classes} = {STALL_RATIO * self.chance:.3f} (steps "
                        f"1-{WINDOW}: {first:.3f}); slope over the last {trend.n} steps "
                        f"{trend.slope:+.5f} +/- {trend.half:.5f} per step (95 %), so even "
