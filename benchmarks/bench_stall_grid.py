@@ -17,7 +17,10 @@ Healthy runs use record-only mode (``AUTOFIX_RECORD_ONLY=1``): a stall verdict i
 at the step the child's rule reaches it, and training goes on so the whole curve is kept
 (``--out`` JSON lines: losses, lrs, verdict, the findings autofix would report and the
 probe's facts); ``--rejudge`` replays saved curves through the current rule without
-training. Data: 2- and 4-class sets derived deterministically from the shipped MNLI mini
+training. A false alarm is counted on what autofix itself would conclude from the run
+(``autofix_verdict``: the parent's ``judge`` on the run, e.g. a flat loss with no known cause
+is the finding learning-slowly), not on the child's rule alone (``child_verdict``, also kept;
+the child's verdict at the end of a script that stops before the budget is not replayed). Data: 2- and 4-class sets derived deterministically from the shipped MNLI mini
 set (2: entailment vs contradiction rows; 4: the three labels plus "unrelated", a
 hypothesis taken from another row); the MNLI pairs are 13-32 tokens (median 23), so the
 ``max_length=64`` truncation never cuts and batches are padded to their longest row.
@@ -43,8 +46,9 @@ from pathlib import Path
 from typing import Any
 
 from autofix.child.symptoms import EXTENSION, LossMonitor
-from autofix.diagnosis import findings_of
+from autofix.diagnosis import findings_of, judge
 from autofix.runner import RunSpec, run_script
+from autofix.types import Diagnosis
 
 ROOT = Path(__file__).resolve().parent.parent
 MNLI = ROOT / "sample_scripts" / "data" / "mnli_mini_train.jsonl"
@@ -219,12 +223,15 @@ def run_case(case: dict[str, Any], folder: Path) -> dict[str, Any]:
            (probe.findings[0].kind if probe.findings else "none"),
            "child_step": child.step if child else None,
            "extended_to": probe.extended_to,
-           # every finding autofix would report for this run (learning-slowly, the
-           # "trains, but wrongly" ones) and the probe's facts they come from
-           "findings": [f.kind for f in probe.findings]
-           + ([f.kind for f in findings_of(run)] if child is None else []),
            "facts": probe.facts,
            "tail": run.output_tail[-600:] if run.outcome.value == "failed" else ""}
+    # what autofix itself would conclude from this run (the parent's judge: a flat stall
+    # with no known cause is the finding learning-slowly, not a failure)
+    verdict = judge(run, script)
+    out["autofix_verdict"] = verdict.category if isinstance(verdict, Diagnosis) else "healthy"
+    # every finding autofix would report for this run (learning-slowly, the "trains, but
+    # wrongly" ones)
+    out["findings"] = [f.kind for f in probe.findings] + [f.kind for f in findings_of(run)]
     losses = [x for x in out["losses"] if x is not None]
     out.update(replay(losses, out["lrs"], case["classes"]))
     return out
@@ -232,7 +239,10 @@ def run_case(case: dict[str, Any], folder: Path) -> dict[str, Any]:
 
 def summarise(results: list[dict[str, Any]]) -> None:
     healthy = [r for r in results if r["expect"] == "healthy"]
-    false = [r for r in healthy if r["verdict"] in ("stalled-loss", "nan-loss")]
+    # a false alarm: autofix would report a fault (any diagnosis) for a healthy run; runs
+    # recorded before "autofix_verdict" existed fall back to the replayed child rule
+    false = [r for r in healthy if r.get("autofix_verdict", "healthy") != "healthy"
+             or ("autofix_verdict" not in r and r["verdict"] in ("stalled-loss", "nan-loss"))]
     slow = [r for r in healthy if r["verdict"] == "learning-slowly"]
     wrong = [r for r in healthy
              if set(r.get("findings", [])) - {"learning-slowly"}]
@@ -246,11 +256,15 @@ def summarise(results: list[dict[str, Any]]) -> None:
     for r in wrong:
         print(f"  WRONG FINDING {r['key']}: {r['findings']}")
     for r in false:
-        print(f"  FALSE ALARM {r['key']}: {r['verdict']} at step {r['step']}: {r['evidence']}")
+        print(f"  FALSE ALARM {r['key']}: autofix {r.get('autofix_verdict')}, child "
+              f"{r['child_verdict']} at {r['child_step']}, replay {r['verdict']} at step "
+              f"{r['step']}: {r['evidence']}")
     for r in results:
         if r["expect"] == "stall":
-            ok = r["verdict"] in ("stalled-loss", "nan-loss")
-            print(f"  detect {r['key']}: {r['verdict']} at step {r['step']} "
+            ok = r.get("autofix_verdict", r["verdict"]) not in ("healthy", "none")
+            print(f"  detect {r['key']}: autofix {r.get('autofix_verdict')}, child "
+                  f"{r['child_verdict']} at {r['child_step']}, replay {r['verdict']} at step "
+                  f"{r['step']} "
                   f"({'flagged' if ok else 'MISSED'}) {r['evidence'][:160]}")
 
 
@@ -292,9 +306,10 @@ def main() -> None:
             losses = [x for x in result["losses"] if x is not None]
             print(f"{result['key']:40} {result['outcome']:7} {len(losses):3} steps "
                   f"{result['seconds']:4}s loss {losses[0] if losses else 0:.3f}->"
-                  f"{sum(losses[-10:]) / max(1, len(losses[-10:])):.3f} verdict "
-                  f"{result['verdict']} at {result['step']} (child: {result['child_verdict']} "
-                  f"at {result['child_step']})", flush=True)
+                  f"{sum(losses[-10:]) / max(1, len(losses[-10:])):.3f} autofix "
+                  f"{result['autofix_verdict']} (child: {result['child_verdict']} at "
+                  f"{result['child_step']}; replay {result['verdict']} at {result['step']}) "
+                  f"findings {result['findings']}", flush=True)
             return result
 
         with ThreadPoolExecutor(max_workers=opts.jobs) as pool:
