@@ -450,6 +450,7 @@ class _Session:
                 return self.end_healthy(run)
             diag = trial or verdict
             assert isinstance(diag, Diagnosis)
+            rec.category, rec.evidence = diag.category, diag.evidence  # a trial's verdict
             if self.attempts >= self.o.max_iterations:
                 self.finished(rec, diag)
                 return self.finish(Status.GAVE_UP, f"stopped after --max-iterations "
@@ -457,7 +458,8 @@ class _Session:
             before = self.program.source
             decision = self.apply(run, diag)
             if not isinstance(decision, list) and trial is not None:
-                self.finished(rec, verdict)  # no lr to lower in the source: healthy as it is
+                rec.category, rec.evidence = "", healthy_evidence(run)  # healthy as it is:
+                self.finished(rec, verdict)  # there is no lr in the source to lower
                 return self.end_healthy(run)
             if not isinstance(decision, list):
                 self.finished(rec, diag)

@@ -51,7 +51,8 @@ def test_hand_written_loop_stall_is_lr_too_high(scratch_repo: Repo) -> None:
 
 def test_symptom_fix_that_does_not_help_is_dropped(scratch_repo: Repo) -> None:
     """Labels unrelated to the text cannot be learned: lowering the lr cannot end the
-    stall, so the lr-too-high commit must be dropped and the report must say so."""
+    stall (or make a run "learning slowly" at lr 1e-3 learn), so the lr-too-high commit
+    must be dropped and the report must say so."""
     source = (SAMPLES / "course_pt_loop_mnli.py").read_text()
     marker = 'tokenized_datasets.set_format("torch")'
     assert marker in source
@@ -60,8 +61,17 @@ def test_symptom_fix_that_does_not_help_is_dropped(scratch_repo: Repo) -> None:
                             ")\n" + marker)
     repo = scratch_repo({"train.py": source, "data": SAMPLES / "data"})
     code, report, out = repair(repo, "train.py")
-    assert code == 1, out
-    assert report["status"] == "gave_up"
+    runs = report["runs"]
+    assert isinstance(runs, list) and runs[0]["category"] == "lr-too-high", out
+    if "not clearly learning at a learning rate of 0.001" in runs[0]["evidence"]:
+        # run 1 was too noisy to call a stall ("learning slowly" at lr 1e-3): the lr fix was
+        # a trial, and a trial that does not prove itself leaves the script as it was
+        assert code == 0, out
+        assert report["status"] == "clean"
+        assert [f["kind"] for f in report["findings"]] == ["learning-slowly"]
+    else:  # a stall at lr 1e-3 whose fix did not help: nothing autofix can do
+        assert code == 1, out
+        assert report["status"] == "gave_up"
     assert report["fixes"] == []
     reason = str(report["reason"])
     assert "did not help" in reason and "dropped" in reason

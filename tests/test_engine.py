@@ -364,6 +364,8 @@ def test_learning_slowly_at_lr_1e3_gets_a_trial_kept_when_it_proves(tmp_path: Pa
     result = repair(options, runner=Replay(slow(), healthy(LEARNING)))
     assert result.status is Status.FIXED, result.reason
     assert trailers(repo, "fixes", "main") == ["lr-too-high"]
+    assert [r.category for r in result.runs] == ["lr-too-high", ""]  # the report's runs
+    assert result.runs[0].evidence.startswith("not clearly learning at a learning rate of")
     message = str(repo.commit("fixes").message)
     assert "not clearly learning at a learning rate of 0.001: learning slowly" in message
     assert "a trial: the lower learning rate is kept only if" in message
@@ -376,6 +378,7 @@ def test_a_trial_that_does_not_prove_is_dropped_and_the_run_stays_clean(
     result = repair(options, runner=replay)
     assert "lr=5e-5" in replay.sources[1]  # the trial ran
     assert result.status is Status.CLEAN  # a slow script is not a failed repair: exit 0
+    assert [r.category for r in result.runs] == ["lr-too-high", ""]
     assert "did not help" in result.reason and "dropped" in result.reason
     assert [f.kind for f in result.findings] == ["learning-slowly"]
     assert [d.recipe for d in result.dropped] == ["lr-too-high"]
