@@ -9,7 +9,6 @@ from pathlib import Path
 
 from autofix.advice import advice_for
 from autofix.categories import (
-    LR_TOO_HIGH,
     TIMEOUT,
     UNKNOWN,
     Category,
@@ -239,8 +238,8 @@ PREFLIGHT_FAULT = "preflight"
 
 def slow_at_high_lr(run: RunResult) -> Diagnosis | None:
     """``lr-too-high`` for a healthy run that ended with the finding ``learning-slowly``
-    (not clearly under chance, no stall proven) at a learning rate of :data:`LR_TOO_HIGH`
-    (1e-3) or more, else ``None``.
+    (not clearly under chance, no stall proven) at a learning rate of 1e-3 or more (the
+    stall's ``lr-too-high`` root-cause rule), else ``None``.
 
     Not a verdict on its own: Adam at 1e-3 on MiniLM may stall flat at ln C, or learn and
     come back up to chance within one run (the course's TF script, 75 steps, three
@@ -250,9 +249,11 @@ def slow_at_high_lr(run: RunResult) -> Diagnosis | None:
     the fix is dropped and the session ends as it stood.
     """
     slow = next((f for f in run.probe.findings if f.kind == "learning-slowly"), None)
-    rates = [s.lr for s in run.probe.steps if s.lr is not None]
-    if slow is None or not rates or max(rates) < LR_TOO_HIGH * (1 - 1e-6):
+    too_high = next(r for r in get_category("stalled-loss").root_causes
+                    if r.category == "lr-too-high")  # the stall's own lr rule, not a twin
+    if slow is None or not too_high.found(run.probe):
         return None
+    rates = [s.lr for s in run.probe.steps if s.lr is not None]
     return Diagnosis(
         category="lr-too-high",
         evidence=f"not clearly learning at a learning rate of {max(rates):g}: {slow.evidence}",
