@@ -14,7 +14,12 @@ on the real objects and independent of the others:
    ``Dataset.map`` on it) through the same collator: the padding fault that the raw-dataset
    fault hides until it is fixed;
 4. ``labels``: the labels of the whole split against the head (``num_labels``), through the
-   real loss (``cross_entropy`` on the largest label).
+   real loss (``cross_entropy`` on the largest label);
+4b. ``metrics``: when another check failed (its fault would end the run before the first
+   evaluation), ``evaluate`` on a few eval rows, one row per batch and string labels
+   class-encoded as their fixes would leave them; a finding only when the script's own
+   ``compute_metrics`` raises on the logits and runs on their argmax. When every check
+   passes, the early evaluation of the run itself covers this path.
 
 Each failing check emits a ``preflight`` event holding the exception the run would raise
 (type, message, frames, chain). The checks never change the Trainer: the dataloader is
@@ -87,9 +92,12 @@ class Pending:
 
 
 class _Mapped:
-    """``Dataset.map`` results by the fingerprint of the dataset they were mapped from."""
+    """``Dataset.map`` results by the fingerprint of the dataset they were mapped from,
+    oldest first. datasets maps internally too (``unique`` on a selected split flattens its
+    indices with a ``map`` whose result is dropped at once), so a lookup takes the newest
+    result still alive."""
 
-    results: dict[str, Any] = {}
+    results: dict[str, list[Any]] = {}
 
 
 class _Loop:
@@ -113,8 +121,8 @@ def patch_map(module: Any) -> None:
         result = original(self, *args, **kwargs)
         try:
             source = getattr(self, "_fingerprint", None)
-            if source and result is not self:
-                _Mapped.results[source] = weakref.ref(result)
+            if source and result is not self:  # every one: datasets' own short-lived maps
+                _Mapped.results.setdefault(source, []).append(weakref.ref(result))  # too
         except Exception:  # noqa: BLE001 - the probe must never break the script
             pass
         return result
@@ -285,7 +293,8 @@ def _tokenized_sibling(dataset: Any) -> Any:
     key = getattr(dataset, "_fingerprint", None)
     while key and key not in seen and key in _Mapped.results:
         seen.add(key)
-        result = _Mapped.results[key]()
+        result = next((r for r in (ref() for ref in reversed(_Mapped.results[key]))
+                       if r is not None), None)
         if result is None:
             break
         found, key = result, getattr(result, "_fingerprint", None)
@@ -339,6 +348,74 @@ def _labels_against_head(trainer: Any, dataset: Any) -> None:
                                           torch.tensor([max(values)]))
 
 
+#: Evaluation rows sent one at a time through ``evaluate`` by the ``metrics`` check.
+METRIC_ROWS = 8
+
+
+def _argmax_confirms(metrics: Any, prediction: Any, *args: Any, **kwargs: Any) -> bool:
+    """Whether ``metrics`` runs on ``prediction`` once its logits are class ids (the
+    ``metric-on-logits`` fault: the same call, only the argmax missing)."""
+    import numpy
+    from transformers.trainer_utils import EvalPrediction
+
+    predictions = prediction.predictions
+    logits = predictions[0] if isinstance(predictions, tuple) else predictions
+    if getattr(logits, "ndim", 0) < 2:
+        return False
+    ids = EvalPrediction(predictions=numpy.argmax(logits, axis=-1),
+                         label_ids=prediction.label_ids, inputs=prediction.inputs,
+                         losses=getattr(prediction, "losses", None))
+    try:
+        metrics(ids, *args, **kwargs)
+    except Exception:  # noqa: BLE001 - it fails for another reason: not this fault
+        return False
+    return True
+
+
+def _metrics_on_slice(trainer: Any) -> None:
+    """``evaluate`` on a few eval rows, one row per batch, string labels class-encoded.
+
+    Run when another check failed: that fault would stop the run before the evaluation
+    path (``compute_metrics``) is reached, and its fix (padding, ``class_encode_column``)
+    is what the one-row batches and the encoding stand in for. A finding only when the
+    script's ``compute_metrics`` raises on the model's logits and runs once they are
+    argmaxed (so a metric that fails on 8 rows for any other reason is no finding); any
+    other failure of this path (a raw eval split, a forward error) is another check's
+    finding, or none.
+    """
+    metrics = trainer.compute_metrics
+    dataset = trainer.eval_dataset
+    if isinstance(dataset, dict):
+        dataset = next(iter(dataset.values()), None)
+    if metrics is None or dataset is None or not hasattr(dataset, "select"):
+        return
+    rows = dataset.select(range(min(len(dataset), METRIC_ROWS)))
+    column = next((c for c in ("labels", "label") if c in (rows.column_names or [])), "")
+    if column and any(isinstance(v, str) for v in rows.unique(column)):
+        rows = rows.class_encode_column(column)
+    confirmed: list[BaseException] = []
+
+    def confirm(prediction: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return metrics(prediction, *args, **kwargs)
+        except Exception as exc:
+            if _argmax_confirms(metrics, prediction, *args, **kwargs):
+                confirmed.append(exc)
+            raise
+
+    args = trainer.args
+    size = args.per_device_eval_batch_size
+    with _same_randomness():
+        try:
+            args.per_device_eval_batch_size, trainer.compute_metrics = 1, confirm
+            trainer.evaluate(eval_dataset=rows)
+        except Exception as exc:  # noqa: BLE001 - only a confirmed metric fault is a finding
+            if confirmed and exc is confirmed[0]:
+                raise
+        finally:
+            args.per_device_eval_batch_size, trainer.compute_metrics = size, metrics
+
+
 def run_checks(trainer: Any) -> list[Exception]:
     """Every check on ``trainer``; returns the exceptions found, in check order (each also
     emitted as a ``preflight`` event)."""
@@ -364,6 +441,8 @@ def run_checks(trainer: Any) -> list[Exception]:
     if findings and sibling is not None and sibling is not dataset:
         attempt("collate-tokenized", _collate_sibling, trainer, sibling)
     attempt("labels", _labels_against_head, trainer, dataset)
+    if findings:
+        attempt("metrics", _metrics_on_slice, trainer)
     for finding in findings:
         emit("preflight", **finding)
     return errors
