@@ -284,3 +284,76 @@ def test_api_check_alongside_run_1(tmp_path: Path) -> None:
     result = repair(Options(script=root / "train.py", python=sys.executable, branch="fixes",
                             cwd=root, sample_rows=0), runner=runner)
     assert (result.fixes, [r.n for r in result.runs], len(sources)) == ([], [1], 1)
+
+
+# --- Trainer checks in-process: the tokenized sibling, the evaluation path ----------------
+
+
+@pytest.mark.e2e
+def test_tokenized_sibling_survives_unique_on_a_selected_split(
+        loop_parts: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ch3_07 gives Trainer the raw, shuffled-and-selected split: ``unique`` on it (the
+    probe's own label facts) flattens its indices with an internal ``map`` whose result is
+    dropped at once. That map used to replace the script's tokenized result, so the ragged
+    batch behind the raw-dataset fault was found one run later."""
+    import datasets.arrow_dataset
+
+    from autofix.child import preflight
+
+    monkeypatch.setattr(preflight, "ENABLED", True)
+    monkeypatch.setattr(preflight._Mapped, "results", {})
+    monkeypatch.setattr(datasets.arrow_dataset.Dataset, "map",
+                        datasets.arrow_dataset.Dataset.map)  # restored after the test
+    preflight.patch_map(datasets.arrow_dataset)
+    tokenizer = loop_parts["tokenizer"]
+    raw = loop_parts["data"].remove_columns(["input_ids", "token_type_ids", "attention_mask"])
+    raw = raw.add_column("text", [f"row {i}" for i in range(len(raw))])
+    split = raw.shuffle(seed=0).select(range(20))
+    tokenized = split.map(lambda b: tokenizer(b["text"]), batched=True)
+    assert preflight._tokenized_sibling(split) is tokenized
+    assert sorted(split.unique("labels")) == [0, 1, 2]  # an internal map, dropped at once
+    assert preflight._tokenized_sibling(split) is tokenized
+
+
+def _trainer(loop_parts: dict, tmp_path: Path, metrics: Callable[..., dict], eval_rows: object
+             ) -> object:
+    from transformers import Trainer, TrainingArguments
+
+    args = TrainingArguments(str(tmp_path / "out"), per_device_eval_batch_size=16,
+                             report_to=[], save_strategy="no", use_cpu=True)
+    return Trainer(model=loop_parts["model"](3), args=args, eval_dataset=eval_rows,
+                   train_dataset=loop_parts["data"], compute_metrics=metrics)
+
+
+@pytest.mark.e2e
+def test_metrics_check_confirms_logits_through_the_argmax(
+        loop_parts: dict, tmp_path: Path) -> None:
+    """ch3_05/ch3_06: the run fails at its first batch (ragged rows, string labels) before
+    the evaluation path; the metrics check finds ``compute_metrics`` given logits on one-row
+    batches (unpadded rows pass), with class names encoded. Only a metric that runs once
+    the logits are argmaxed is a finding; a metric failing for another reason is none, and
+    the Trainer's batch size and metric are left as they were."""
+    from sklearn.metrics import accuracy_score
+
+    from autofix.child import preflight
+
+    def on_logits(pred: object) -> dict:
+        predictions, labels = pred  # type: ignore[misc]
+        return {"accuracy": accuracy_score(labels, predictions)}
+
+    def broken(pred: object) -> dict:
+        raise KeyError("f1")  # fails whatever it is given: not the metric-on-logits fault
+
+    def correct(pred: object) -> dict:
+        predictions, labels = pred  # type: ignore[misc]
+        return {"accuracy": accuracy_score(labels, predictions.argmax(-1))}
+
+    names = ["entailment", "neutral", "contradiction"]
+    named = loop_parts["data"].map(lambda e: {"labels": names[e["labels"]]})
+    trainer = _trainer(loop_parts, tmp_path, on_logits, named)
+    with pytest.raises(ValueError, match="Classification metrics can't handle"):
+        preflight._metrics_on_slice(trainer)
+    assert trainer.args.per_device_eval_batch_size == 16  # type: ignore[attr-defined]
+    assert trainer.compute_metrics is on_logits  # type: ignore[attr-defined]
+    for metric in (broken, correct):
+        preflight._metrics_on_slice(_trainer(loop_parts, tmp_path, metric, named))
