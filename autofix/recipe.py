@@ -98,6 +98,15 @@ class ParsedSource:
             self.module = cst.parse_module(source)
         except cst.ParserSyntaxError as exc:
             self.error = exc.message
+        #: Why LibCST could not parse new code in this module's style ("" when it can):
+        #: its indent or newline holds characters its parser config rejects (a form feed,
+        #: found by the hypothesmith benchmark), which crashes ``AddImportsVisitor``.
+        self.unwritable = ""
+        if self.module is not None:
+            try:
+                self.module.config_for_parsing  # noqa: B018 - the validation is the point
+            except ValueError as exc:
+                self.unwritable = str(exc)
 
     @cached_property
     def wrapper(self) -> MetadataWrapper:
@@ -425,6 +434,8 @@ def transform(recipe: type[Recipe], parsed: ParsedSource, rc: RecipeContext
     why = recipe.precheck(parsed)
     if why:
         raise NotApplicable(why)
+    if parsed.unwritable:
+        raise NotApplicable(f"LibCST cannot write code into this file: {parsed.unwritable}")
     command = recipe(CodemodContext(), rc)
     command.shared_wrapper = parsed.wrapper
     return command, command.transform_module(parsed.wrapper.module)
