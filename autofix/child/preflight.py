@@ -348,7 +348,10 @@ def _labels_against_head(trainer: Any, dataset: Any) -> None:
                                           torch.tensor([max(values)]))
 
 
-#: Evaluation rows sent one at a time through ``evaluate`` by the ``metrics`` check.
+#: Evaluation rows sent one at a time through ``evaluate`` by the ``metrics`` check ("a
+#: few eval rows", issue 10): 8 forwards, more than one row so that a metric over a batch
+#: of predictions (accuracy, F1) sees several, at a cost lost in the run's own noise
+#: (ch3_07's run 1, which runs it: 9-12 s over 5 tries, 2026-12-01).
 METRIC_ROWS = 8
 
 
