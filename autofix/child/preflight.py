@@ -325,6 +325,13 @@ def _collate_sibling(trainer: Any, sibling: Any) -> None:
     trainer.data_collator([rows[i] for i in range(len(rows))])
 
 
+def _label_column(dataset: Any) -> str:
+    """The split's label column as the Trainer's loss reads it (``labels``, else ``label``);
+    ``""`` when it has neither."""
+    columns = getattr(dataset, "column_names", None) or []
+    return next((c for c in ("labels", "label") if c in columns), "")
+
+
 def _labels_against_head(trainer: Any, dataset: Any) -> None:
     import torch
 
@@ -333,7 +340,7 @@ def _labels_against_head(trainer: Any, dataset: Any) -> None:
     if not isinstance(num_labels, int) or num_labels < 2 or \
             getattr(config, "problem_type", None) not in (None, "single_label_classification"):
         return
-    column = next((c for c in ("labels", "label") if c in (dataset.column_names or [])), "")
+    column = _label_column(dataset)
     if not column:
         return
     feature = (getattr(dataset, "features", None) or {}).get(column)
@@ -393,7 +400,7 @@ def _metrics_on_slice(trainer: Any) -> None:
     if metrics is None or dataset is None or not hasattr(dataset, "select"):
         return
     rows = dataset.select(range(min(len(dataset), METRIC_ROWS)))
-    column = next((c for c in ("labels", "label") if c in (rows.column_names or [])), "")
+    column = _label_column(rows)
     if column and any(isinstance(v, str) for v in rows.unique(column)):
         rows = rows.class_encode_column(column)
     confirmed: list[BaseException] = []
@@ -568,7 +575,7 @@ def _largest_label(dataset: Any) -> int | None:
     """The largest class id the split's label column holds or (strings) will hold once
     encoded: ``k`` distinct names give ids up to ``k - 1``. Whole split: a split cut by
     ``--sample-rows`` adds its uncut maximum. ``None``: no label column of class ids."""
-    column = next((c for c in ("labels", "label") if c in (dataset.column_names or [])), "")
+    column = _label_column(dataset)
     if not column:
         return None
     feature = (getattr(dataset, "features", None) or {}).get(column)
