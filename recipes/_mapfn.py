@@ -6,6 +6,8 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
+from autofix.recipe import find
+
 
 def map_function_names(tree: cst.Module) -> set[str]:
     """Names of the functions given to ``X.map(...)`` in ``tree``.
@@ -15,7 +17,7 @@ def map_function_names(tree: cst.Module) -> set[str]:
     not named; :func:`map_lambdas` finds them.
     """
     names: set[str] = set()
-    for call in m.findall(tree, m.Call(func=m.Attribute(attr=m.Name("map")))):
+    for call in find(tree, m.Call(func=m.Attribute(attr=m.Name("map")))):
         arg = _function_arg(cst.ensure_type(call, cst.Call))
         if isinstance(arg, cst.Call) and arg.args \
                 and m.matches(arg.func, m.Name("partial") | m.Attribute(attr=m.Name("partial"))):
@@ -30,7 +32,7 @@ def map_function_names(tree: cst.Module) -> set[str]:
 def map_lambdas(tree: cst.Module) -> list[cst.Lambda]:
     """The lambdas given inline to ``X.map(...)`` in ``tree``."""
     found = []
-    for call in m.findall(tree, m.Call(func=m.Attribute(attr=m.Name("map")))):
+    for call in find(tree, m.Call(func=m.Attribute(attr=m.Name("map")))):
         arg = _function_arg(cst.ensure_type(call, cst.Call))
         if isinstance(arg, cst.Lambda):
             found.append(arg)

@@ -45,6 +45,7 @@ from autofix.recipe import (
     Recipe,
     append_keyword,
     code,
+    find,
     replace_keyword,
 )
 
@@ -112,10 +113,10 @@ class Program:
         self.r = recipe
         self.tree = tree
         self.classes: dict[str, cst.ClassDef] = {}
-        for node in m.findall(tree, m.ClassDef()):
+        for node in find(tree, m.ClassDef()):
             assert isinstance(node, cst.ClassDef)
             self.classes.setdefault(node.name.value, node)
-        self.calls = [c for c in m.findall(tree, m.Call()) if isinstance(c, cst.Call)]
+        self.calls = [c for c in find(tree, m.Call()) if isinstance(c, cst.Call)]
         self._sites: dict[cst.FunctionDef, list[cst.Call]] | None = None
         #: functions given a new tokenizer parameter -> its name
         self.threaded: dict[cst.FunctionDef, str] = {}

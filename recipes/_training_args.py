@@ -7,7 +7,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.recipe import Recipe, append_keyword, keyword, replace_keyword
+from autofix.recipe import Recipe, append_keyword, find, keyword, replace_keyword
 
 TRAINING_ARGS_PATTERN = (r"transformers(\.training_args(_seq2seq|_tf)?)?\."
                          r"(Seq2Seq|TF)?TrainingArguments")
@@ -60,7 +60,7 @@ def splatted_dicts(recipe: Recipe, tree: cst.Module) -> set[cst.Call]:
     every argument the recipes read is in the dict, and a keyword they add cannot clash).
     The recipes of the family edit such a call as they edit ``TrainingArguments(...)``."""
     found: set[cst.Call] = set()
-    for node in m.findall(tree, m.Call()):
+    for node in find(tree, m.Call()):
         call = cst.ensure_type(node, cst.Call)
         if not recipe.is_qualified(call.func, TRAINING_ARGS_PATTERN):
             continue
@@ -75,8 +75,8 @@ def splatted_dicts(recipe: Recipe, tree: cst.Module) -> set[cst.Call]:
         if len(assigned) == 1 and isinstance(assigned[0].value, cst.Call) \
                 and recipe.is_qualified(assigned[0].value.func, r"(builtins\.)?dict") \
                 and not any(a.keyword is None for a in assigned[0].value.args) \
-                and not m.findall(tree, m.AugAssign(target=m.Name(name))) \
-                and not m.findall(tree, m.Subscript(value=m.Name(name))) \
-                and not m.findall(tree, m.Attribute(value=m.Name(name))):
+                and not find(tree, m.AugAssign(target=m.Name(name))) \
+                and not find(tree, m.Subscript(value=m.Name(name))) \
+                and not find(tree, m.Attribute(value=m.Name(name))):
             found.add(assigned[0].value)
     return found

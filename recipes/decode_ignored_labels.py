@@ -16,7 +16,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.recipe import Example, NotApplicable, Recipe, code
+from autofix.recipe import Example, NotApplicable, Recipe, code, find
 
 _DECODE = m.Call(func=m.Attribute(attr=m.Name("batch_decode") | m.Name("decode")))
 
@@ -85,7 +85,7 @@ class PadIgnoredLabels(Recipe):
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         self.functions: set[str] = set()
-        for arg in m.findall(tree, m.Arg(keyword=m.Name("compute_metrics"))):
+        for arg in find(tree, m.Arg(keyword=m.Name("compute_metrics"))):
             value = cst.ensure_type(arg, cst.Arg).value
             if isinstance(value, cst.Name):
                 self.functions.add(value.value)

@@ -39,7 +39,7 @@ import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import ParentNodeProvider, PositionProvider, ScopeProvider
 
-from autofix.recipe import Example, Recipe, append_keyword, code, keyword, remove_keyword
+from autofix.recipe import Example, Recipe, append_keyword, code, find, keyword, remove_keyword
 from autofix.types import DatasetFacts, TrainerFacts
 
 from ._training_args import set_keyword
@@ -178,7 +178,7 @@ class RegressionHead(Recipe):
         self.after: dict[cst.CSTNode, list[str]] = {}
         self.creation: tuple[cst.Call, cst.BaseExpression] | None = None  # config call, new
         self.inline: tuple[cst.BaseExpression, str] | None = None  # config expr -> name
-        self.names = {n.value for n in m.findall(tree, m.Name()) if isinstance(n, cst.Name)}
+        self.names = {n.value for n in find(tree, m.Name()) if isinstance(n, cst.Name)}
         return super().transform_module_impl(tree)
 
     def _fresh(self, *candidates: str) -> str:
@@ -281,9 +281,9 @@ class RegressionHead(Recipe):
         with ``problem_type="regression"``."""
         regression = m.SimpleString(value=m.MatchIfTrue(
             lambda v: v.strip("'\"") == "regression"))
-        return bool(m.findall(self.tree, m.Assign(
+        return bool(find(self.tree, m.Assign(
             targets=[m.AssignTarget(m.Attribute(m.Name(name), m.Name("problem_type")))],
-            value=regression)) or m.findall(self.tree, m.Assign(
+            value=regression)) or find(self.tree, m.Assign(
                 targets=[m.AssignTarget(m.Name(name))],
                 value=m.Call(args=[m.ZeroOrMore(), m.Arg(regression,
                                                          keyword=m.Name("problem_type")),

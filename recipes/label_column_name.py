@@ -15,7 +15,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from autofix import insert
-from autofix.recipe import Example, NotApplicable, Recipe
+from autofix.recipe import Example, NotApplicable, Recipe, find
 from autofix.types import DatasetFacts, RecipeContext
 
 _MISSING = re.compile(r"Column (\w+) not found in dataset")
@@ -72,7 +72,7 @@ class RenameLabelColumn(Recipe):
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         missing, existing = missing_and_existing(self.rc)
-        calls = m.findall(tree, m.Call(
+        calls = find(tree, m.Call(
             func=m.Attribute(attr=m.Name("to_tf_dataset")),
             args=[m.ZeroOrMore(), m.Arg(value=m.List(elements=[
                 m.ZeroOrMore(), m.Element(m.SimpleString(f'"{missing}"')

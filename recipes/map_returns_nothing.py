@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.recipe import Example, Recipe
+from autofix.recipe import Example, Recipe, find
 
 _BEFORE = (
     "def tokenize(examples):\n"
@@ -75,7 +75,7 @@ class ReturnFromMapFunction(Recipe):
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         self.functions = {
             cst.ensure_type(c, cst.Call).args[0].value.value  # type: ignore[attr-defined]
-            for c in m.findall(tree, m.Call(func=m.Attribute(attr=m.Name("map")),
+            for c in find(tree, m.Call(func=m.Attribute(attr=m.Name("map")),
                                             args=[m.Arg(value=m.Name(), keyword=None),
                                                   m.ZeroOrMore()]))
         }

@@ -13,7 +13,7 @@ import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor
 
 from autofix import insert
-from autofix.recipe import TRAINER_PATTERN, Example, NotApplicable, Recipe, keyword
+from autofix.recipe import TRAINER_PATTERN, Example, NotApplicable, Recipe, find, keyword
 
 
 class ArgmaxPredictions(Recipe):
@@ -62,7 +62,7 @@ class ArgmaxPredictions(Recipe):
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         self.functions: set[str] = set()
-        for call in m.findall(tree, m.Call()):
+        for call in find(tree, m.Call()):
             assert isinstance(call, cst.Call)
             if self.is_qualified(call.func, TRAINER_PATTERN):
                 arg = keyword(call, "compute_metrics")
@@ -72,7 +72,7 @@ class ArgmaxPredictions(Recipe):
             raise NotApplicable("no Trainer(compute_metrics=<function>) found")
         unpack = m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(
             target=m.Tuple(elements=[m.Element(m.Name()), m.Element(m.Name())]))])])
-        for func in m.findall(tree, m.FunctionDef()):
+        for func in find(tree, m.FunctionDef()):
             assert isinstance(func, cst.FunctionDef)
             if func.name.value not in self.functions:
                 continue

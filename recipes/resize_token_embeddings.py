@@ -17,7 +17,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ParentNodeProvider, PositionProvider, ScopeProvider
 
-from autofix.recipe import Example, NotApplicable, Recipe
+from autofix.recipe import Example, NotApplicable, Recipe, find
 
 MODEL_PATTERN = (r"transformers(\.[\w.]*)?\.(AutoModel\w*|\w+For\w+|\w+Model|\w+LMHeadModel)"
                  r"\.from_pretrained")
@@ -76,7 +76,7 @@ class ResizeEmbeddings(Recipe):
     )
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        if m.findall(tree, m.Attribute(attr=m.Name("resize_token_embeddings"))):
+        if find(tree, m.Attribute(attr=m.Name("resize_token_embeddings"))):
             raise NotApplicable("the script already calls resize_token_embeddings")
         return super().transform_module_impl(tree)
 

@@ -14,7 +14,7 @@ import libcst.matchers as m
 
 from autofix import insert
 from autofix.patterns import DATALOADER, TRAINER
-from autofix.recipe import Example, NotApplicable, Recipe, keyword
+from autofix.recipe import Example, NotApplicable, Recipe, find, keyword
 from autofix.types import DatasetFacts, TrainerFacts
 
 
@@ -96,7 +96,7 @@ class ClassEncodeLabels(Recipe):
         column = next((d.label_column for d in seen if d.label_kind == "str"), "")
         if not column:
             raise NotApplicable("the probe saw no string label column")
-        for call in m.findall(tree, m.Call()):
+        for call in find(tree, m.Call()):
             assert isinstance(call, cst.Call)
             if self.is_qualified(call.func, TRAINER):
                 arg = keyword(call, "train_dataset")

@@ -21,7 +21,7 @@ import re
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.recipe import Example, NotApplicable, Recipe, keyword, replace_keyword
+from autofix.recipe import Example, NotApplicable, Recipe, find, keyword, replace_keyword
 
 from ._training_args import TRAINING_ARGS_PATTERN, splatted_dicts
 
@@ -98,9 +98,9 @@ class NameAvailableMetric(Recipe):
             except (ValueError, SyntaxError):
                 pass
         functions = {cst.ensure_type(a, cst.Arg).value.value  # type: ignore[attr-defined]
-                     for a in m.findall(tree, m.Arg(keyword=m.Name("compute_metrics"),
+                     for a in find(tree, m.Arg(keyword=m.Name("compute_metrics"),
                                                     value=m.Name()))}
-        for fn in m.findall(tree, m.FunctionDef()):
+        for fn in find(tree, m.FunctionDef()):
             if cst.ensure_type(fn, cst.FunctionDef).name.value in functions:
                 for d in m.findall(fn, m.Return(value=m.Dict())):
                     for element in cst.ensure_type(cst.ensure_type(d, cst.Return).value,
