@@ -323,7 +323,7 @@ class NoRecipe:
     source: ClassVar[str] = ""
 
 
-#: What applying one recipe gives (``autofix.recipe.apply_recipe``).
+#: What applying one recipe gives (``autofix.toolkit.recipe.apply_recipe``).
 RecipeOutcome = Applied | NotApplicable | RecipeCrashed
 
 

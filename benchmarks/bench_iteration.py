@@ -19,12 +19,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from autofix.diagnosis import diagnose
-from autofix.engine import commit_message
-from autofix.gitops import prepare_branch
-from autofix.recipe import apply_recipe
-from autofix.registry import recipes_for
-from autofix.runner import target_versions
+from autofix.loop.diagnosis import diagnose
+from autofix.loop.engine import commit_message
+from autofix.run.runner import target_versions
+from autofix.toolkit.discovery import recipes_for
+from autofix.toolkit.recipe import apply_recipe
 from autofix.types import (
     DatasetFacts,
     ProbeReport,
@@ -33,6 +32,7 @@ from autofix.types import (
     RunResult,
     TrainerFacts,
 )
+from autofix.vcs.repo import prepare_branch
 
 ROOT = Path(__file__).resolve().parent.parent
 FAULTS = ("raw-dataset", "ragged-batch", "label-out-of-range")
@@ -53,7 +53,7 @@ def scratch_repo(base: Path) -> Path:
 
 
 def fake_run(category: str, script: Path) -> RunResult:
-    text = (ROOT / "autofix" / "examples" / category / "v5.txt").read_text()
+    text = (ROOT / "autofix" / "categories" / "examples" / category / "v5.txt").read_text()
     text = re.sub(r'File "[^"]*course_pt_mnli\.py"', f'File "{script}"', text)
     return RunResult(RunOutcome.FAILED, 1, 0.0, text, len(text),
                      ProbeReport(trainers=[FACTS]))

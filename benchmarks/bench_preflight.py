@@ -67,8 +67,8 @@ def autofix(repo: Path, script: str, extra: list[str], report: Path) -> tuple[di
 
 def bare_run(repo: Path, branch: str, script: str, python: str, max_steps: int) -> float:
     """Wall seconds of one probe-only run of ``branch``'s script (no autofix loop)."""
-    from autofix.documents import document_for
-    from autofix.runner import RunSpec, run_script
+    from autofix.run.programs import document_for
+    from autofix.run.runner import RunSpec, run_script
 
     text = subprocess.run(["git", "-C", str(repo), "show", f"{branch}:{script}"],
                           capture_output=True, text=True, check=True).stdout
@@ -104,8 +104,8 @@ def compare(name: str, files: list[Path], script: str, python: str, max_steps: i
 def clean(paths: list[Path], python: str, max_steps: int) -> None:
     """False findings: each correct script run once with the preflight checks and the
     sampling on (as a diagnosis run), printing how many checks failed (should be 0)."""
-    from autofix.documents import document_for
-    from autofix.runner import RunSpec, run_script
+    from autofix.run.programs import document_for
+    from autofix.run.runner import RunSpec, run_script
 
     false = 0
     for path in paths:

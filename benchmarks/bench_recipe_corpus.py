@@ -15,7 +15,7 @@ recipe that did not apply. The last three and crashes should all be 0.
     nice -n 10 .venv/bin/python benchmarks/bench_recipe_corpus.py [--files N] [--programs N]
         [--workers 2] [--budget-min 0] [--stop-min 0]
 
-Recipes run the way the engine runs them (:func:`autofix.recipe.transform`): one parse and
+Recipes run the way the engine runs them (:func:`autofix.toolkit.recipe.transform`): one parse and
 one shared ``MetadataWrapper`` per source, and each recipe's cheap pre-check first. The
 generated programs run in jobs of ``--chunk`` (hypothesmith seeds 0, 50, ...), the corpus
 files in jobs of ``--files-chunk`` in a shuffled order (seed 0), the two interleaved;
@@ -41,8 +41,8 @@ from pathlib import Path
 
 from libcst.codemod import SkipFile
 
-from autofix.recipe import ParsedSource, Recipe, transform
-from autofix.registry import all_recipes
+from autofix.toolkit.discovery import all_recipes
+from autofix.toolkit.recipe import ParsedSource, Recipe, transform
 from autofix.types import DatasetFacts, Diagnosis, KerasFacts, RecipeContext, TrainerFacts
 
 #: Appended to generated programs: the three course faults in a few lines.

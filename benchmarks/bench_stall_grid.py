@@ -45,9 +45,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from autofix.child.symptoms import EXTENSION, LossMonitor
-from autofix.diagnosis import findings_of, judge
-from autofix.runner import RunSpec, run_script
+from autofix.loop.verdicts import findings_of, judge
+from autofix.run.child.symptoms import EXTENSION, LossMonitor
+from autofix.run.runner import RunSpec, run_script
 from autofix.types import Diagnosis
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -28,9 +28,9 @@ from pathlib import Path
 
 import git
 
-from autofix.child.symptoms import WINDOW, LossMonitor
-from autofix.engine import Options, repair
-from autofix.runner import RunSpec, run_script
+from autofix.loop.engine import Options, repair
+from autofix.run.child.symptoms import WINDOW, LossMonitor
+from autofix.run.runner import RunSpec, run_script
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_scripts"

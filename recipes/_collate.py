@@ -6,9 +6,8 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.recipe import code, keyword
-
-from ._scope import PlannedEdits, append_kw, apply_tokenizer_plan
+from autofix.toolkit.recipe import code, keyword
+from autofix.toolkit.scope import PlannedEdits, append_kw, apply_tokenizer_plan
 
 
 class AddPaddingCollator(PlannedEdits):

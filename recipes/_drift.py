@@ -7,8 +7,8 @@ from typing import ClassVar
 
 import libcst as cst
 
-from autofix.recipe import NotApplicable, Recipe
-from autofix.versions import at_least
+from autofix.toolkit.recipe import NotApplicable, Recipe
+from autofix.toolkit.versions import at_least
 
 
 class KeywordRename(Recipe):

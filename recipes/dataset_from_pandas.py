@@ -13,7 +13,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.recipe import TRAINER_PATTERN, Example, Recipe, replace_keyword
+from autofix.toolkit.recipe import TRAINER_PATTERN, Example, Recipe, replace_keyword
 
 _ROLES = ("train_dataset", "eval_dataset")
 

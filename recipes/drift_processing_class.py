@@ -7,7 +7,7 @@ chosen by the target environment's version.
 
 from __future__ import annotations
 
-from autofix.recipe import TRAINER_PATTERN, Example
+from autofix.toolkit.recipe import TRAINER_PATTERN, Example
 
 from ._drift import KeywordRename
 from .ragged_batch import PROCESSING_CLASS_SINCE

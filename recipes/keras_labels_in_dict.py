@@ -9,7 +9,7 @@ model compute its internal loss from the ``labels`` in the dict.
 
 from __future__ import annotations
 
-from autofix.recipe import Example
+from autofix.toolkit.recipe import Example
 
 from .keras_string_loss import UseInternalLoss
 

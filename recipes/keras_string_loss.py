@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from autofix.recipe import TF_MODEL_PATTERN, Example, Recipe, code, keyword
+from autofix.toolkit.recipe import TF_MODEL_PATTERN, Example, Recipe, code, keyword
 
 _COMPILE_BEFORE = (
     "from transformers import TFAutoModelForSequenceClassification\n"

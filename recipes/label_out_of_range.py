@@ -13,10 +13,9 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.recipe import Example, NotApplicable, code, keyword
+from autofix.toolkit.recipe import Example, NotApplicable, code, keyword
+from autofix.toolkit.scope import PlannedEdits, append_kw, option_dest, replace_with, string_value
 from autofix.types import DatasetFacts, RecipeContext, TrainerFacts
-
-from ._scope import PlannedEdits, append_kw, option_dest, replace_with, string_value
 
 _MODEL_CALL = r"transformers(\.[\w.]*)?\.(TF|Flax)?\w*ForSequenceClassification\.from_pretrained"
 

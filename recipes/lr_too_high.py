@@ -19,8 +19,8 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from autofix.categories import LR_TOO_HIGH
-from autofix.patterns import KERAS_ADAM, TORCH_ADAM, TRAINING_ARGS
-from autofix.recipe import (
+from autofix.toolkit.patterns import KERAS_ADAM, TORCH_ADAM, TRAINING_ARGS
+from autofix.toolkit.recipe import (
     TF_MODEL_PATTERN,
     Example,
     Recipe,

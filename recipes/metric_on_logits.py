@@ -12,8 +12,8 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix import insert
-from autofix.recipe import TRAINER_PATTERN, Example, NotApplicable, Recipe, find, keyword
+from autofix.toolkit import insert
+from autofix.toolkit.recipe import TRAINER_PATTERN, Example, NotApplicable, Recipe, find, keyword
 
 
 class ArgmaxPredictions(Recipe):

@@ -15,9 +15,8 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from autofix.recipe import Example, NotApplicable, Recipe
-
-from ._statements import assignments, assigns_attribute, insert_after
+from autofix.toolkit.recipe import Example, NotApplicable, Recipe
+from autofix.toolkit.statements import assignments, assigns_attribute, insert_after
 
 TOKENIZER = r"transformers(\.[\w.]*)?\.\w*(Tokenizer\w*|Processor)(\.from_pretrained)?"
 SEQ_CLS = r"transformers(\.[\w.]*)?\.\w*ForSequenceClassification(\.from_pretrained)?"

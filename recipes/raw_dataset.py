@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from autofix.recipe import Example, code
-
-from ._scope import PlannedEdits, map_receiver, replace_with
+from autofix.toolkit.recipe import Example, code
+from autofix.toolkit.scope import PlannedEdits, map_receiver, replace_with
 
 #: Trainer's positional parameters: model, args, data_collator, train_dataset, eval_dataset.
 _POSITIONS = {3: "train_dataset", 4: "eval_dataset"}

@@ -3,7 +3,7 @@
 Batching string labels fails the way unpadded batches do ("Unable to create tensor"),
 so the diagnosis looks at the label column the probe measured first (faults.md). Fix:
 ``ds = ds.class_encode_column("label")`` after the dataset given to ``Trainer`` (or to a
-``DataLoader``) was last assigned in the scope of that call (``autofix.insert``): the
+``DataLoader``) was last assigned in the scope of that call (``autofix.toolkit.insert``): the
 strings become a ``ClassLabel`` with sorted names, ids 0..C-1.
 """
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from autofix import insert
-from autofix.patterns import DATALOADER, TRAINER
-from autofix.recipe import Example, NotApplicable, Recipe, find, keyword
+from autofix.toolkit import insert
+from autofix.toolkit.patterns import DATALOADER, TRAINER
+from autofix.toolkit.recipe import Example, NotApplicable, Recipe, find, keyword
 from autofix.types import DatasetFacts, TrainerFacts
 
 

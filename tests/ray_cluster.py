@@ -100,7 +100,7 @@ class Cluster:
 def _raise_priority() -> None:
     """Ray's daemons start at nice -15 where allowed (root): on a loaded machine the raylet
     otherwise gives up waiting for its agents. Tasks drop back to nice 0 themselves
-    (``autofix.raybatch``), so the scripts do not run at the raised priority."""
+    (``autofix.batch.ray_backend``), so the scripts do not run at the raised priority."""
     try:
         os.setpriority(os.PRIO_PROCESS, 0, -15)
     except OSError:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from autofix.errors import EXIT_CRASH, EXIT_INTERRUPTED, EXIT_USAGE, GitError, classify_error
-from autofix.recipe import Example, Recipe, RecipeContractError
+from autofix.toolkit.recipe import Example, Recipe, RecipeContractError
 
 from .conftest import ROOT, TEST_SCRIPTS, make_repo, run_autofix
 
@@ -39,9 +39,9 @@ def test_classify_error_maps_each_kind() -> None:
     assert classify_error(KeyboardInterrupt()).code == EXIT_INTERRUPTED
 
 
-def test_only_gitops_imports_git() -> None:
+def test_only_the_vcs_package_imports_git() -> None:
     for path in sorted((ROOT / "autofix").rglob("*.py")):
-        if path.name == "gitops.py":
+        if path.parent.name == "vcs":
             continue
         source = path.read_text()
         assert not re.search(r"^\s*(import git\b|from git(db)?\b)", source, re.M), path
@@ -70,8 +70,8 @@ def test_contract_wants_the_id_to_name_the_module() -> None:
 
 
 def test_every_registered_recipe_keeps_the_contract() -> None:
-    from autofix.recipe import contract_problems
-    from autofix.registry import all_recipes
+    from autofix.toolkit.discovery import all_recipes
+    from autofix.toolkit.recipe import contract_problems
 
     assert {r.id: contract_problems(r) for r in all_recipes()} == \
         {r.id: [] for r in all_recipes()}

@@ -15,12 +15,12 @@ import git
 import jsonschema
 import pytest
 
-from autofix.engine import commit_message
-from autofix.gitops import prepare_branch
-from autofix.recipe import Recipe
-from autofix.registry import all_recipes
-from autofix.reports import SCHEMA_PATH
+from autofix.loop.engine import commit_message
+from autofix.reports.formats import SCHEMA_PATH
+from autofix.toolkit.discovery import all_recipes
+from autofix.toolkit.recipe import Recipe
 from autofix.types import Applied, Diagnosis
+from autofix.vcs.repo import prepare_branch
 
 from .conftest import AUTOFIX, ROOT, TEST_SCRIPTS, run_autofix, snapshot
 

@@ -1,6 +1,6 @@
 """The speed-ups under the recipes give LibCST's own answers: the per-class method lookups
-(:mod:`autofix.cst_reflection`), plain visits for recipes without matcher decorators, and
-:func:`autofix.recipe.find`."""
+(:mod:`autofix.toolkit.cst_reflection`), plain visits for recipes without matcher decorators, and
+:func:`autofix.toolkit.recipe.find`."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-import autofix.recipe  # noqa: F401 - installs the per-class lookups
-from autofix.recipe import Recipe, find
-from autofix.registry import all_recipes
+import autofix.toolkit.recipe  # noqa: F401 - installs the per-class lookups
+from autofix.toolkit.discovery import all_recipes
+from autofix.toolkit.recipe import Recipe, find
 from autofix.types import Diagnosis, RecipeContext
 from tests.conftest import SAMPLES
 

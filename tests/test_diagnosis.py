@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from autofix.categories import CATEGORIES, EXAMPLES_DIR, all_categories
-from autofix.diagnosis import classify, diagnose
-from autofix.traceback_text import parse_traceback
+from autofix.categories import EXAMPLES_DIR, all_categories
+from autofix.categories.tracebacks import parse_traceback
+from autofix.loop.diagnosis import classify, diagnose
 from autofix.types import ProbeReport, RunOutcome, RunResult
 
-EXAMPLES = [(c, p) for c in CATEGORIES for p in c.example_paths()]
+EXAMPLES = [(c, p) for c in all_categories() for p in c.example_paths()]
 REQUIRED = {"raw-dataset", "ragged-batch", "label-out-of-range", "cuda-device-assert",
             "syntax-error", "timeout", "unknown"}
 

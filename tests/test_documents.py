@@ -7,7 +7,7 @@ import json
 
 import nbformat
 
-from autofix.documents import NotebookDocument, document_for
+from autofix.run.programs import NotebookDocument, document_for
 
 
 def notebook() -> str:

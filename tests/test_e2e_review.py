@@ -12,7 +12,7 @@ import git
 import jsonschema
 import pytest
 
-from autofix.reports import SCHEMA_PATH
+from autofix.reports.formats import SCHEMA_PATH
 
 from .conftest import make_repo, run_autofix
 from .test_reports import blue_pixels, screenshot

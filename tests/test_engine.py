@@ -15,11 +15,11 @@ import libcst as cst
 import pytest
 from rich.console import Console
 
-from autofix.engine import Options, repair
-from autofix.recipe import Example, Recipe, append_keyword
-from autofix.registry import recipes_for
-from autofix.report import print_summary
-from autofix.runner import RunSpec
+from autofix.loop.engine import Options, repair
+from autofix.reports.terminal import print_summary
+from autofix.run.runner import RunSpec
+from autofix.toolkit.discovery import recipes_for
+from autofix.toolkit.recipe import Example, Recipe, append_keyword
 from autofix.types import (
     DatasetFacts,
     ExceptionInfo,

@@ -9,7 +9,7 @@ import git
 import pytest
 
 from autofix.errors import AutofixError
-from autofix.gitops import open_repo, prepare_branch
+from autofix.vcs.repo import open_repo, prepare_branch
 
 from .conftest import snapshot
 

@@ -7,7 +7,7 @@ import libcst.matchers as m
 import pytest
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, ScopeProvider
 
-from autofix import insert
+from autofix.toolkit import insert
 
 SOURCE = '''ds = load("module level")
 

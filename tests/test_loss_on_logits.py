@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from autofix.child import preflight
-from autofix.diagnosis import judge
-from autofix.probe import read_probe
+from autofix.loop.verdicts import judge
+from autofix.run.child import preflight
+from autofix.run.probe_events import read_probe
 from autofix.types import (
     Diagnosis,
     Healthy,
@@ -143,7 +143,7 @@ def dummy_loss() -> None:
 ])
 def test_the_keras_event_names_the_compiled_loss(loss: object,
                                                  reported: dict[str, object]) -> None:
-    from autofix.child.probes import _keras_loss
+    from autofix.run.child.probes import _keras_loss
     assert _keras_loss(loss) == reported
 
 

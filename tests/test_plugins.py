@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from autofix import plugins as plugins_module
-from autofix import registry
-from autofix.diagnosis import classify
-from autofix.traceback_text import parse_traceback
+from autofix.categories.tracebacks import parse_traceback
+from autofix.loop.diagnosis import classify
+from autofix.toolkit import discovery as registry
+from autofix.toolkit import plugins as plugins_module
 
 from .conftest import ROOT
 from .test_recipes import test_example as run_example

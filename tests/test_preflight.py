@@ -15,7 +15,7 @@ from pathlib import Path
 import git
 import pytest
 
-from autofix.api_preflight import api_diagnoses, scan
+from autofix.loop.api_check import api_diagnoses, scan
 
 from .conftest import SAMPLES, run_autofix, trailers
 
@@ -147,7 +147,7 @@ def _loop_findings(monkeypatch: pytest.MonkeyPatch, loader: object, model: objec
     the (check, message) of every preflight event and the exception to raise."""
     import weakref
 
-    from autofix.child import preflight
+    from autofix.run.child import preflight
 
     events: list[tuple[str, str]] = []
     monkeypatch.setattr(preflight, "emit", lambda name, **e: events.append(
@@ -256,8 +256,8 @@ def test_api_check_alongside_run_1(tmp_path: Path) -> None:
     """The API check (real, in this interpreter's transformers) runs while run 1 does: on
     drift, run 1 is not counted and runs again on the fixed source; without drift, run 1
     is the only run and nothing waits for a second one."""
-    from autofix.engine import Options, repair
-    from autofix.runner import RunSpec
+    from autofix.loop.engine import Options, repair
+    from autofix.run.runner import RunSpec
     from autofix.types import ProbeReport, RunOutcome, RunResult, StepRecord
 
     from .conftest import make_repo
@@ -298,7 +298,7 @@ def test_tokenized_sibling_survives_unique_on_a_selected_split(
     batch behind the raw-dataset fault was found one run later."""
     import datasets.arrow_dataset
 
-    from autofix.child import preflight
+    from autofix.run.child import preflight
 
     monkeypatch.setattr(preflight, "ENABLED", True)
     monkeypatch.setattr(preflight._Mapped, "results", {})
@@ -335,7 +335,7 @@ def test_metrics_check_confirms_logits_through_the_argmax(
     the Trainer's batch size and metric are left as they were."""
     from sklearn.metrics import accuracy_score
 
-    from autofix.child import preflight
+    from autofix.run.child import preflight
 
     def on_logits(pred: object) -> dict:
         predictions, labels = pred  # type: ignore[misc]

@@ -1,5 +1,5 @@
 """The probe's event contract: names and payload fields defined once in
-``autofix/child/events.py``, emitted by the child, read by ``autofix/probe.py``."""
+``autofix/run/child/contract.py``, emitted by the child, read by ``autofix/run/probe_events.py``."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import ast
 import json
 from pathlib import Path
 
-from autofix.child import events
-from autofix.child.events import EVENTS, Event
-from autofix.probe import READERS, read_probe
+from autofix.run.child import events
+from autofix.run.child.contract import EVENTS, Event
+from autofix.run.probe_events import READERS, read_probe
 
 CHILD = Path(events.__file__).parent
 

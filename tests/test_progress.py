@@ -8,9 +8,9 @@ import time
 
 from rich.console import Console
 
-from autofix.batch import Row
-from autofix.cli import _rows_table
-from autofix.report import ConsoleObserver
+from autofix.batch.local import Row
+from autofix.cli.main import _rows_table
+from autofix.reports.terminal import ConsoleObserver
 
 
 def test_status_line_names_the_step_budget_and_the_scripts_total() -> None:
@@ -53,7 +53,7 @@ def test_batch_rows_tick_and_never_wrap() -> None:
 
 
 def test_summary_suggests_merge_only_when_fixed() -> None:
-    from autofix.report import print_summary
+    from autofix.reports.terminal import print_summary
     from autofix.types import SessionResult, Status
 
     for status, merge in ((Status.FIXED, True), (Status.GAVE_UP, False)):

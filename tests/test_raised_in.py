@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from autofix.categories import EXAMPLES_DIR, inner_message, message_frames, raised_site
-from autofix.diagnosis import classify, diagnose
-from autofix.traceback_text import parse_traceback
+from autofix.categories import EXAMPLES_DIR
+from autofix.categories.sites import raised_site
+from autofix.categories.tracebacks import inner_message, message_frames
+from autofix.categories.tracebacks import parse_traceback
+from autofix.loop.diagnosis import classify, diagnose
 from autofix.types import ExceptionInfo, Frame, ProbeReport, RunOutcome, RunResult
 
 SP = "/v/lib/python3.11/site-packages"

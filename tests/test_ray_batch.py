@@ -15,14 +15,14 @@ from pathlib import Path
 import git
 import pytest
 
-from autofix.batch import BatchOptions, Row, run_batch
-from autofix.engine import Options
+from autofix.batch.local import BatchOptions, Row, run_batch
+from autofix.loop.engine import Options
 
 from .conftest import ROOT, TEST_SCRIPTS, make_repo, snapshot, trailers
 
 pytestmark = pytest.mark.e2e  # real transformers imports; the Ray test starts a cluster
 ray = pytest.importorskip("ray")
-from autofix.raybatch import RayOptions  # noqa: E402
+from autofix.batch.ray_backend import RayOptions  # noqa: E402
 from tests.ray_cluster import Cluster, start_cluster  # noqa: E402
 
 DRIFT = "from transformers import AdamW\nprint('optimizer', AdamW.__name__)\n"

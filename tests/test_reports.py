@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 from matplotlib import image
 
-from autofix.reports import (
+from autofix.reports.formats import (
     SCHEMA_PATH,
     loss_png,
     session_json,

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from autofix.runner import OUTPUT_TAIL_BYTES, RunSpec, run_script, target_versions
+from autofix.run.runner import OUTPUT_TAIL_BYTES, RunSpec, run_script, target_versions
 from autofix.types import RunOutcome
 
 from .conftest import TEST_SCRIPTS

@@ -17,8 +17,8 @@ from typing import Any
 import git
 import pytest
 
-from autofix.runner import RunSpec, run_script
-from autofix.sandbox import Sandbox, confine, isolation, scrub_env
+from autofix.run.runner import RunSpec, run_script
+from autofix.run.sandbox import Sandbox, confine, isolation, scrub_env
 
 from .conftest import TEST_SCRIPTS, make_repo, run_autofix, snapshot
 

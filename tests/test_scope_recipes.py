@@ -3,8 +3,8 @@ rather than patched; the advice text built from the probe's facts."""
 
 from __future__ import annotations
 
-from autofix.advice import advice_for
-from autofix.recipe import apply_recipe
+from autofix.categories import get_category
+from autofix.toolkit.recipe import apply_recipe
 from autofix.types import (
     DatasetFacts,
     Diagnosis,
@@ -25,6 +25,12 @@ ARGPARSE = (
     "args = p.parse_args()\n"
     "M.from_pretrained(ckpt, num_labels=args.num_labels)\n"
 )
+
+
+def advice_for(diagnosis: Diagnosis, probe: ProbeReport) -> str:
+    """The category's advice from the probe's facts ("" when it has none)."""
+    category = get_category(diagnosis.category)
+    return category.advice(probe) if category.advice else ""
 
 
 def _context(args: tuple[str, ...]) -> RecipeContext:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from autofix.probe import read_probe
-from autofix.sink import MemoryBranch, replay
+from autofix.run.probe_events import read_probe
 from autofix.types import FixRecord, RunRecord, SessionResult, Status
+from autofix.vcs.writers import MemoryBranch, replay
 
 from .conftest import make_repo, snapshot
 

@@ -1,4 +1,4 @@
-"""The symptom rules (``autofix/child/symptoms.py``) and their diagnosis."""
+"""The symptom rules (``autofix/run/child/symptoms.py``) and their diagnosis."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from autofix.child.symptoms import CLEAR_RATIO, MIN_STEPS, WINDOW, LossMonitor, fit
-from autofix.diagnosis import diagnose_symptom, findings_of
+from autofix.loop.diagnosis import diagnose_symptom
+from autofix.loop.verdicts import findings_of
+from autofix.run.child.symptoms import CLEAR_RATIO, MIN_STEPS, WINDOW, LossMonitor, fit
 from autofix.types import (
     DatasetFacts,
     KerasFacts,
@@ -132,7 +133,7 @@ def test_nan_from_an_all_ignored_batch() -> None:
 
 def test_symptoms_module_is_stdlib_only() -> None:
     """It runs inside the user's interpreter, where autofix is not installed."""
-    source = (Path(__file__).parent.parent / "autofix" / "child" / "symptoms.py").read_text()
+    source = (Path(__file__).parent.parent / "autofix" / "run" / "child" / "symptoms.py").read_text()
     imports = [ln for ln in source.splitlines() if ln.startswith(("import ", "from "))]
     assert all(not ln.split()[1].startswith(("autofix", "torch", "numpy")) for ln in imports)
 
@@ -310,7 +311,7 @@ def test_nan_with_float16_weights_names_that_face() -> None:
 def child_events(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, losses: list[float],
                  classes: int = 3) -> list[dict[str, object]]:
     """Feeds the child's ``record_step`` (budget 60) and returns the events it wrote."""
-    from autofix.child import events
+    from autofix.run.child import events
 
     probe = tmp_path / "probe.jsonl"
     monkeypatch.setattr(events, "PROBE_FILE", str(probe))
@@ -410,7 +411,7 @@ def test_child_keeps_the_last_batches_predictions(monkeypatch: pytest.MonkeyPatc
 
     import torch
 
-    from autofix.child import events
+    from autofix.run.child import events
 
     probe = tmp_path / "probe.jsonl"
     monkeypatch.setattr(events, "PROBE_FILE", str(probe))

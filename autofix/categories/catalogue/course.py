@@ -1,0 +1,328 @@
+"""The course's faults (chapter 8, "Debugging the training pipeline") and their kin: the
+messages they raise on transformers 5.24 / datasets 5.2 / torch 2.13 (``v5``) and
+transformers 4.57.6 / datasets 5.0.1 (``v4``) on CPU, with the facts that refine them and
+the advice derived from the probe's facts."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from autofix.categories.facts import (
+    MODEL_INPUTS,
+    columns_text,
+    label_range_text,
+    seen_datasets,
+)
+from autofix.categories.model import Category, Place
+from autofix.paths import folder_name, missing_path
+from autofix.types import Diagnosis, ProbeReport
+
+#: Wrappers that hide the model's forward signature from Trainer.
+WRAPPERS = ("DataParallel", "DistributedDataParallel")
+
+
+def _string_labels_behind(probe: ProbeReport) -> str:
+    """The same "Unable to create tensor" message: string labels decide."""
+    return "string-labels" if any(d.label_kind == "str" for d in seen_datasets(probe)) else ""
+
+
+def _wrapper_hid_columns(probe: ProbeReport) -> str:
+    """A model wrapped in DataParallel hides its forward's arguments from Trainer."""
+    return "model-wrapped-dataparallel" if any(t.model_class in WRAPPERS
+                                               for t in probe.trainers) else ""
+
+
+def _raw_dataset_advice(probe: ProbeReport) -> str:
+    raw = [d for d in seen_datasets(probe)
+           if d.columns and not any(c in d.columns for c in MODEL_INPUTS)]
+    if not raw:
+        return ""
+    d = raw[0]
+    return (f"Trainer received columns {columns_text(d)} and no input_ids for its "
+            f"{d.role} dataset: pass the tokenized dataset (the result of "
+            f"dataset.map(tokenize_function, batched=True)) instead of the raw one")
+
+
+def _ragged_batch_advice(probe: ProbeReport) -> str:
+    return ("batches hold sequences of different lengths: give Trainer the tokenizer "
+            "(processing_class=tokenizer) or a collator "
+            "(data_collator=DataCollatorWithPadding(tokenizer)); with a DataLoader, "
+            "collate_fn=DataCollatorWithPadding(tokenizer)")
+
+
+def label_count_advice(probe: ProbeReport) -> str:
+    """Labels against the head: labels that start at 1, or more classes than
+    ``num_labels`` (also the advice of a NaN loss, whose cause may be the same)."""
+    for trainer in probe.trainers:
+        train = trainer.dataset("train")
+        if train is None or trainer.num_labels is None:
+            continue
+        if train.label_min is not None and train.label_min >= 1:
+            return (f"the model has num_labels={trainer.num_labels} and the training "
+                    f"labels run {train.label_min:g}..{train.label_max:g}: shift them to "
+                    "start at 0 (e.g. dataset.map(lambda b: {'label': b['label'] - 1}))")
+        wanted = train.label_classes or (
+            int(train.label_max) + 1 if train.label_max is not None else None)
+        if wanted and wanted > trainer.num_labels:
+            return (f"the model was built with num_labels={trainer.num_labels} but the "
+                    f"training data has {label_range_text(train)}: create it with "
+                    f"num_labels={wanted} (change the value where it is defined)")
+    return ""
+
+
+def _label_column_advice(probe: ProbeReport) -> str:
+    for d in seen_datasets(probe):
+        if d.label_column and d.label_column not in ("labels",):
+            return (f"the dataset's label column is {d.label_column!r} "
+                    f"(columns {columns_text(d)}): rename it to what the script asks for, "
+                    f"or ask for {d.label_column!r}")
+    return ""
+
+
+def _string_labels_advice(probe: ProbeReport) -> str:
+    strings = [d for d in seen_datasets(probe) if d.label_kind == "str"]
+    if not strings:
+        return ""
+    return (f"column {strings[0].label_column!r} holds strings: encode it as class "
+            f"ids first (dataset.class_encode_column({strings[0].label_column!r}))")
+
+
+def _missing_file_where(diagnosis: Diagnosis, place: Place) -> Diagnosis:
+    """Name the missing path and the folder it was looked up from."""
+    path = missing_path(diagnosis.evidence)
+    looked = f"looked up from {folder_name(place.cwd, place.root)}"
+    return Diagnosis(**{**diagnosis.__dict__,
+                        "evidence": f"missing file {path!r}, {looked}" if path else
+                        f"{diagnosis.evidence} ({looked})",
+                        "details": (*diagnosis.details, f"working folder: {place.cwd}")})
+
+
+#: A data file the script opens does not exist where it is looked up (its relative path is
+#: resolved from the folder the script runs in: the caller's cwd, single and batch mode).
+MISSING_FILE = Category(
+    id="missing-file",
+    title="a data file the script opens does not exist",
+    types=("FileNotFoundError",),
+    patterns=(r"No such file or directory", r"Unable to find", r"does not exist",
+              r"not found", r"FileNotFoundError"),
+    examples=("v5.txt",),
+    explain=_missing_file_where,
+    no_recipe="the path is the user's to correct: autofix does not guess where a file is",
+    hint="relative paths are looked up from the folder autofix runs the script in (the one "
+         "you call autofix from, as `python SCRIPT` would): cd to the folder the path is "
+         "relative to, or build it from __file__",
+)
+
+
+
+COURSE: tuple[Category, ...] = (
+    Category(
+        id="syntax-error",
+        no_recipe="the script does not parse",
+        title="the script does not parse",
+        types=("SyntaxError", "IndentationError", "TabError"),
+        examples=("v5.txt",),
+        hint="autofix does not rewrite code that does not parse; fix it at the location shown",
+    ),
+    Category(
+        id="cuda-device-assert",
+        no_recipe="the device-side error is classified from the rerun on CPU",
+        title="a device-side error reported at the wrong line (CUDA is asynchronous)",
+        patterns=(
+            r"CUDA error: device-side assert triggered",
+            r"CUBLAS_STATUS_\w+",
+            r"CUDA error: an illegal memory access",
+        ),
+        examples=("sim-v5.txt", "sim-v4.txt"),
+        # course, chapter 8: "execute the next steps of the training pipeline on the CPU";
+        # CUDA_LAUNCH_BLOCKING=1 makes CUDA report synchronously where a GPU stays visible
+        rerun_env=MappingProxyType({"CUDA_VISIBLE_DEVICES": "", "CUDA_LAUNCH_BLOCKING": "1"}),
+        rerun_note='rerun on CPU with CUDA_VISIBLE_DEVICES="" CUDA_LAUNCH_BLOCKING=1',
+    ),
+    Category(
+        id="api-drift",
+        title="a course script on today's libraries: a renamed or removed API",
+        patterns=(
+            r"unexpected keyword argument '(evaluation_strategy|eval_strategy|tokenizer|"
+            r"processing_class)'",
+            r"cannot import name '(AdamW|load_metric)' from '(transformers|datasets)",
+        ),
+        examples=("v5-evaluation-strategy.txt", "v5-trainer-tokenizer.txt", "v5-adamw.txt",
+                  "v4-adamw.txt"),
+    ),
+    Category(
+        id="string-labels",
+        advice=_string_labels_advice,
+        title="the label column holds strings, not class ids",
+        patterns=(r"too many dimensions 'str'",),
+        overrides=("ragged-batch",),
+        examples=("v5.txt",),
+        hint="class-encode the label column",
+    ),
+    Category(
+        id="map-returns-nothing",
+        title="the function given to Dataset.map returns nothing, so the data stay raw",
+        patterns=(r"can only concatenate list \(not \"str\"\) to list",),
+        examples=("v5.txt",),
+    ),
+    Category(
+        id="map-return-tensors",
+        title="the tokenizer is asked for tensors inside the function given to Dataset.map",
+        patterns=(
+            r"Unable to create tensor, you should probably activate truncation and/or padding",
+            r"expected sequence of length \d+ at dim \d+ \(got \d+\)",
+        ),
+        raised_in=("map-function",),
+        examples=("v5.txt", "v4.txt"),
+        hint="drop return_tensors in the map function; a collator pads the batches later",
+    ),
+    Category(
+        id="training-args-conflict",
+        title="training arguments that contradict each other or name what evaluation lacks",
+        patterns=(
+            r"--load_best_model_at_end requires the save and eval strategy to match",
+            r"--load_best_model_at_end requires the saving steps to be a (round )?multiple",
+            r"The `metric_for_best_model` training argument is set to",
+            # other contradictions TrainingArguments.__post_init__ names (transformers 5.24);
+            # no recipe yet: classified, with the library's message as the advice
+            r"lr_scheduler_type \w+ requires an eval strategy",
+            r"evaluation strategy \S+ requires either non-zero --eval_steps or --logging_steps",
+            r"Your setup doesn't support bf16/gpu\. You need to assign use_cpu",
+            r"At most one of fp16 and bf16 can be True",
+            r"--dataloader_prefetch_factor can only be set when data is loaded in a different",
+        ),
+        raised_in=("training-arguments", "trainer"),
+        examples=("v5-strategies.txt", "v4-strategies.txt", "v5-best-metric.txt",
+                  "v5-plateau.txt", "v5-eval-steps.txt", "v5-bf16-cpu.txt"),
+        hint="the library's message names the argument to change",
+    ),
+    Category(
+        id="float-labels-on-classifier",
+        title="float targets (scores) on a single-label classification head",
+        patterns=(
+            r"expected target dtype to be Long or Byte, but got Float",
+            r"expected scalar type Long but found Float",
+            # num_labels > 1 and float labels: transformers infers multi-label (BCE) and
+            # gets one score per row for a row of logits
+            r"Target size \(torch\.Size\(\[\d+\]\)\) must be the same as input size "
+            r"\(torch\.Size\(\[\d+, \d+\]\)\)",
+        ),
+        raised_in=("loss",),
+        examples=("v5.txt", "v5-num-labels-2.txt"),  # raised by torch: same on 4.57.6
+        hint="scores need a 1-output regression head (num_labels=1, "
+             "problem_type='regression'); class ids stored as floats need casting to int",
+    ),
+    Category(
+        id="int-labels-on-multi-label-head",
+        no_recipe="no recipe casts the multi-hot labels yet",
+        title="integer multi-hot targets on a multi-label head (BCE needs floats)",
+        patterns=(r"result type Float can't be cast to the desired output type Long",),
+        raised_in=("loss",),
+        examples=("v5.txt", "v4.txt"),
+        hint="cast the multi-hot label vectors to float (e.g. ds.cast_column('labels', "
+             "Sequence(Value('float32'))))",
+    ),
+    Category(
+        id="added-tokens-not-resized",
+        title="tokens added to the tokenizer, the model's embeddings not resized",
+        patterns=(r"index out of range in self",),
+        raised_in=("embedding",),
+        # the lookup of input_ids (word embeddings), not of positions or token types
+        frame_patterns=(r"transformers/models/.*: .*\w+\(\s*input_ids\b",
+                        r"transformers/models/.*: .*(word_embeddings|embed_tokens|wte)\(",),
+        examples=("v5.txt", "v4.txt"),
+        hint="call model.resize_token_embeddings(len(tokenizer)) after adding tokens",
+    ),
+    Category(
+        id="decode-ignored-labels",
+        title="compute_metrics decodes label ids that still hold the -100 padding",
+        patterns=(
+            r"number too small to fit in target type",
+            r"out of range integral type conversion attempted",
+            r"can't convert negative int to unsigned",
+        ),
+        raised_in=("compute-metrics",),
+        examples=("v5.txt", "v4.txt"),
+        hint="replace -100 by tokenizer.pad_token_id before decoding",
+    ),
+    Category(
+        id="keras3-objects",
+        title="Keras 3 objects (tensorflow.keras / keras) given to a tf-keras model",
+        patterns=(
+            r"Could not interpret (optimizer|loss|metric|callback)\w* identifier: "
+            r"<keras\.src\.",
+            r"<keras\.src\.\S+ object at 0x[0-9a-f]+> is not a (valid|supported)",
+        ),
+        examples=("v4-tf.txt",),
+        hint="use tf_keras objects with transformers TF models (TensorFlow >= 2.16)",
+    ),
+    Category(
+        id="raw-dataset",
+        refine=_wrapper_hid_columns,
+        advice=_raw_dataset_advice,
+        title="the untokenized dataset reaches Trainer",
+        patterns=(
+            r"You must specify exactly one of input_ids or inputs_embeds",
+            r"You have to specify either input_ids or inputs_embeds",
+            r"No columns in the dataset match the model's forward method signature",
+            r"encodings to this method that includes input_ids, but you provided",
+        ),
+        examples=("v5.txt", "v4.txt"),
+    ),
+    Category(
+        id="ragged-batch",
+        refine=_string_labels_behind,
+        advice=_ragged_batch_advice,
+        title="batches are not padded (no tokenizer or padding collator)",
+        patterns=(
+            r"expected sequence of length \d+ at dim \d+ \(got \d+\)",
+            r"Unable to create tensor, you should probably activate truncation and/or padding",
+            r"all input arrays must have the same shape",
+            r"stack expects each tensor to be equal size",
+        ),
+        raised_in=("collator",),  # raised in a Dataset.map function it is map-return-tensors
+        examples=("v5.txt", "v4.txt", "v4-tf.txt"),
+    ),
+    Category(
+        id="metric-on-logits",
+        title="compute_metrics compares logits with class ids",
+        patterns=(
+            r"only (length-1|size-1|0-dimensional) arrays can be converted to Python scalars",
+            r"mix of multiclass and continuous-multioutput targets",
+            r"operands could not be broadcast together with shapes \(\d+,\d+\) \(\d+,\)",
+        ),  # no raised_in: hand-written loops call the metric themselves
+        examples=("v5.txt",),
+    ),
+    Category(
+        id="label-column-name",
+        advice=_label_column_advice,
+        title="the label column is asked for under the wrong name (label / labels)",
+        patterns=(
+            r"Column \w+ not found in dataset",
+            r"got an unexpected keyword argument 'label'",
+        ),
+        examples=("v4-tf.txt",),
+    ),
+    Category(
+        id="keras-labels-in-dict",
+        title="labels inside the Keras input dict while compile(loss=...) expects them apart",
+        patterns=(
+            r"No gradients provided for any variable",
+            r"Could not find label column\(s\) in input dict",
+        ),
+        examples=("v4-tf.txt",),
+    ),
+    Category(
+        id="label-out-of-range",
+        advice=label_count_advice,
+        title="labels outside the classification head (num_labels too small)",
+        patterns=(
+            r"Target -?\d+ is out of bounds",
+            r"Received a label value of -?\d+ which is outside the valid range",
+        ),
+        raised_in=("loss",),
+        examples=("v5.txt", "v4.txt", "v4-tf.txt"),
+    ),
+    MISSING_FILE,
+)
+

@@ -1,0 +1,148 @@
+"""What a fault category is: how it shows, which facts it needs, and how it behaves.
+
+A :class:`Category` is data plus a few optional callables (its behaviour), so that
+everything autofix knows about one fault lives in one place: the messages and sites it
+shows with (``patterns``, ``types``, ``raised_in``, ``frame_patterns``,
+``frame_guards``), the category the run's facts point to instead (``refine``), the advice
+it derives from the probe's facts (``advice``), how its evidence is worded for a person
+(``explain``), a rerun it needs before it is trusted (``rerun_env``), the root causes
+behind a symptom (``root_causes``), a trial fix it proposes for a healthy run that is
+not clearly learning (``trial``), and why autofix makes no edit for it (``no_recipe``).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autofix.types import Diagnosis, ProbeReport, RunResult
+
+#: The saved example tracebacks, one folder per category id.
+EXAMPLES_DIR = Path(__file__).parent / "examples"
+
+
+class Kind(str, enum.Enum):
+    """How a category shows: a traceback, a training symptom the probe confirms, a root
+    cause found behind a symptom, or a property of the run itself."""
+
+    ERROR = "error"
+    SYMPTOM = "symptom"
+    ROOT_CAUSE = "root-cause"
+    RUN = "run"
+
+
+@dataclass(frozen=True)
+class RootCause:
+    """A rule naming a root cause behind a symptom from the run's facts: when
+    ``found(probe)`` holds, ``category`` (which has recipes) is a cause."""
+
+    category: str
+    found: Callable[[ProbeReport], bool]
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a run happened, for wording evidence: the folder the script ran in and the
+    repository root (paths in evidence are made relative to it)."""
+
+    cwd: Path
+    root: str
+
+
+@dataclass(frozen=True)
+class Category:
+    """One fault category.
+
+    ``patterns`` are regular expressions searched in ``"Type: message"`` of the exception
+    and of the exceptions it was chained from; ``types`` restricts by exception class name
+    (empty: any). ``examples`` name files in ``autofix/categories/examples/<id>/``.
+    Frames are matched as ``"file:function: text"`` strings
+    (:func:`autofix.categories.sites.frame_keys`).
+    """
+
+    id: str
+    title: str
+    patterns: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    examples: tuple[str, ...] = ()
+    hint: str = ""
+    #: Categories this one wins over when both match the same exception chain (the same
+    #: message can have two causes; a chained cause decides).
+    overrides: tuple[str, ...] = ()
+    kind: Kind = Kind.ERROR
+    #: Environment for a rerun before this category is trusted: the first traceback is
+    #: not the real one (a CUDA device-side assert points at the wrong line), so the
+    #: engine reruns with this environment and classifies that run instead.
+    rerun_env: Mapping[str, str] | None = None
+    #: Shown while the rerun runs and in the commit ("rerun on CPU with ...").
+    rerun_note: str = ""
+    #: For symptoms: the rules naming fixable root causes from the run's facts, in order.
+    root_causes: tuple[RootCause, ...] = ()
+    #: Sites (:data:`autofix.categories.sites.SITES`) the error must be raised in (empty:
+    #: anywhere). Only an exception without any frame (a bare message) is not restricted.
+    raised_in: tuple[str, ...] = ()
+    #: Regexes of which one must match some frame (empty: none needed); e.g. the
+    #: embedding lookup of ``input_ids``, not of positions.
+    frame_patterns: tuple[str, ...] = ()
+    #: Regexes of which every one must match some frame (empty: none needed): for a
+    #: message too common to mean this fault anywhere else (a pandas ``KeyError`` while
+    #: the DataLoader fetches rows).
+    frame_guards: tuple[str, ...] = ()
+    #: The id of the category the run's facts point to instead of this one ("": keep):
+    #: the same message, another cause (unpadded batches whose labels are strings).
+    refine: Callable[[ProbeReport], str] | None = None
+    #: One sentence or two naming the concrete change, from the probe's facts ("": the
+    #: facts say no more than ``hint``).
+    advice: Callable[[ProbeReport], str] | None = None
+    #: The diagnosis worded for a person, given where the run happened (a missing file
+    #: named with the folder it was looked up from).
+    explain: Callable[[Diagnosis, Place], Diagnosis] | None = None
+    #: For a healthy run that was not clearly learning: a trial diagnosis of this
+    #: category (its fix is kept only when the next run proves it), else ``None``.
+    trial: Callable[[RunResult], Diagnosis | None] | None = None
+    #: Why autofix commits nothing for this category when it has no recipe (shown as the
+    #: reason a session gave up); a category without a recipe must say why no edit is safe.
+    no_recipe: str = "no recipe for it"
+    compiled: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "compiled", tuple(re.compile(p) for p in self.patterns))
+
+    def matches(self, exc_type: str, message: str, site: str = "",
+                frames: tuple[str, ...] = ()) -> bool:
+        """True when an exception of class ``exc_type`` (short name) with ``message``,
+        raised at ``site`` (:func:`autofix.categories.sites.raised_site`, "" unknown)
+        with ``frames`` (``"file:function: text"`` strings) shows this fault."""
+        if self.types and exc_type not in self.types:
+            return False
+        if self.raised_in and frames and site not in self.raised_in:
+            return False
+        if self.frame_patterns and not any(re.search(p, f) for p in self.frame_patterns
+                                           for f in frames):
+            return False
+        if self.frame_guards and not all(any(re.search(g, f) for f in frames)
+                                         for g in self.frame_guards):
+            return False
+        if not self.compiled:
+            return bool(self.types)
+        text = f"{exc_type}: {message}"
+        return any(p.search(text) for p in self.compiled)
+
+    def matching_line(self, message: str) -> str:
+        """The first line of ``message`` a pattern matches ("" when none does).
+
+        TensorFlow wraps the real error deep in a long message ("Graph execution error:
+        ... Received a label value of 2 ..."); this is the line worth quoting.
+        """
+        for line in message.splitlines():
+            if any(p.search(line) for p in self.compiled):
+                return line.strip()
+        return ""
+
+    def example_paths(self) -> list[Path]:
+        """The saved example tracebacks of this category."""
+        return [EXAMPLES_DIR / self.id / name for name in self.examples]

@@ -1,0 +1,245 @@
+"""Sorts a failed run into a fault category (:mod:`autofix.categories`): the exception
+and where it was raised, refined by the run's facts, with the category's advice."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from pathlib import Path
+
+from autofix.categories import TIMEOUT, UNKNOWN, Category, all_categories, get_category
+from autofix.categories.sites import all_frames, frame_keys, raised_site
+from autofix.categories.tracebacks import inner_message, parse_traceback
+from autofix.toolkit.discovery import plugins
+from autofix.types import (
+    Diagnosis,
+    ExceptionInfo,
+    Frame,
+    RunOutcome,
+    RunResult,
+    SampleLoss,
+    SymptomReport,
+)
+
+_STDIN_HINT = (
+    "the script reads standard input, which autofix closes; pass values as arguments "
+    "(autofix SCRIPT -- ARGS) or environment variables"
+)
+
+
+def classify(exc: ExceptionInfo) -> Category:
+    """The first category whose patterns match ``exc`` or an exception it was chained from.
+
+    The exception itself is tried against every category before its chain, so a wrapper's
+    own message wins over its cause's, unless a category matching anywhere in the chain
+    ``overrides`` it (``too many dimensions 'str'`` under "Unable to create tensor" is
+    ``string-labels``, not ``ragged-batch``). Where the error was raised is part of the
+    match (:func:`autofix.categories.sites.raised_site`): "Unable to create tensor" from a
+    collator is ``ragged-batch``, from a ``Dataset.map`` function ``map-return-tensors``.
+    Plugins' categories take part once loaded. Returns :data:`UNKNOWN` when nothing matches.
+    """
+    plugins()  # a plugin's categories join the registry when it loads
+    chain = (exc, *exc.chain)
+    categories = all_categories()
+    site = raised_site(exc)
+    frames = tuple(key for candidate in chain for key in frame_keys(all_frames(candidate)))
+
+    def matches(category: Category, candidate: ExceptionInfo) -> bool:
+        return category.matches(candidate.short_type, candidate.message, site, frames)
+
+    found = next((category for candidate in chain for category in categories
+                  if matches(category, candidate)), UNKNOWN)
+    for category in categories:
+        if found.id in category.overrides and any(matches(category, c) for c in chain):
+            return category
+    return found
+
+
+def user_frame(exc: ExceptionInfo, script: Path) -> Frame | None:
+    """The innermost frame inside the user's script, or ``None`` when it never appears."""
+    target = str(script)
+    for frame in reversed(exc.frames):
+        if frame.file == target:
+            return frame
+    for inner in exc.chain:
+        found = user_frame(inner, script)
+        if found is not None:
+            return found
+    return None
+
+
+def key_lines(exc: ExceptionInfo, script: Path, limit: int = 6) -> tuple[str, ...]:
+    """The traceback lines a person reads first: the script's frames, the innermost
+    library frame, then the error line."""
+    lines = [
+        f"{Path(f.file).name}:{f.line} in {f.function}: {f.text}".rstrip(": ")
+        for f in exc.frames
+        if f.file == str(script)
+    ][-(limit - 2):]
+    if exc.frames and exc.frames[-1].file != str(script):
+        last = exc.frames[-1]
+        lines.append(f"{last.file}:{last.line} in {last.function}: {last.text}".rstrip(": "))
+    lines.append(exc.headline())
+    return tuple(lines)
+
+
+def exception_of(run: RunResult) -> ExceptionInfo | None:
+    """The run's exception: the probe's report, else parsed from the output tail."""
+    return run.probe.exception or parse_traceback(run.output_tail)
+
+
+def diagnose(run: RunResult, script: Path) -> Diagnosis:
+    """Diagnose a run that did not succeed.
+
+    ``script`` is the absolute path the child ran as (frames are matched against it).
+    A timeout gives ``timeout``; an exception its category; anything else ``unknown``
+    with the last output line as evidence. Never raises for odd output.
+    """
+    if run.outcome is RunOutcome.TIMEOUT:
+        return Diagnosis(
+            category=TIMEOUT.id,
+            evidence=f"killed after {run.seconds:.0f} s; last output: {run.last_line[:200]}",
+            hint=TIMEOUT.hint,
+        )
+    exc = exception_of(run)
+    if exc is None:
+        return Diagnosis(
+            category=UNKNOWN.id,
+            evidence=f"exit code {run.returncode}; last output: {run.last_line[:200]}",
+            hint=UNKNOWN.hint,
+        )
+    matched = classify(exc)
+    category = matched
+    refined = matched.refine(run.probe) if matched.refine else ""
+    if refined:  # the same message, another cause: the run's facts decide
+        category = get_category(refined)
+    frame = user_frame(exc, script)
+    evidence = exc.headline()
+    quoted = matched.matching_line(exc.message)  # the line of the message that matched
+    inner = inner_message(exc.message)  # TF graph mode: the real error inside the message
+    if quoted and quoted not in evidence:
+        evidence = f"{exc.short_type}: {quoted}"
+    elif inner and not quoted:
+        evidence = inner if re.match(r"\w+(Error|Exception):", inner) \
+            else f"{exc.short_type}: {inner}"
+    hint = category.hint
+    if exc.short_type == "EOFError" and any(f.function == "<module>" or "input" in f.text
+                                            for f in exc.frames):
+        hint = _STDIN_HINT
+    diagnosis = Diagnosis(
+        category=category.id,
+        evidence=evidence[:300],
+        file=str(script) if frame else "",
+        line=frame.line if frame else 0,
+        line_text=frame.text if frame else "",
+        details=key_lines(exc, script),
+        hint=hint,
+        error_type=exc.short_type,
+    )
+    advice = category.advice(run.probe) if category.advice else ""  # what the facts say
+    return dataclasses.replace(diagnosis, hint=advice) if advice else diagnosis
+
+
+def diagnose_symptom(run: RunResult) -> Diagnosis | None:
+    """Name the root cause of the symptom the probe confirmed (``None``: no symptom).
+
+    ``nan-loss``: like the course, look at the first bad batch's per-sample losses against
+    its labels and ``num_labels``; labels outside the head mean ``label-out-of-range``.
+    ``stalled-loss``: the causes autofix can fix, found in the run's facts: a string Keras
+    loss on a Hugging Face model (``keras-string-loss``) and a learning rate at or above
+    1e-3 (``lr-too-high``); all found causes are listed in ``causes``.
+    """
+    symptom = run.probe.symptom
+    if symptom is None:
+        return None
+    if symptom.kind == "nan-loss":
+        return _nan_diagnosis(symptom, run.probe.facts.get("param_dtype") == "torch.float16")
+    stalled = get_category("stalled-loss")
+    causes = [rule.category for rule in stalled.root_causes if rule.found(run.probe)]
+    rates = [s.lr for s in run.probe.steps if s.lr is not None]
+    advice = stall_advice(run)
+    found = f"; root causes: {', '.join(causes)}" if causes else \
+        (f"; root cause: {advice[0]}" if advice else "; no known root cause")
+    return Diagnosis(
+        category=causes[0] if causes else "stalled-loss",
+        evidence=symptom.evidence + found,
+        details=(symptom.evidence, f"learning rate: {max(rates):g}" if rates else "lr unknown",
+                 *advice),
+        via="stalled-loss" if causes else "",
+        causes=tuple(causes),
+        hint=" ".join(advice) if advice and not causes else stalled.hint,
+    )
+
+
+#: Under this fraction of trainable parameters the base model counts as frozen (a
+#: MiniLM-L6 classification head is 0.5 % of its 22.7 M parameters).
+FROZEN_FRACTION = 0.05
+
+
+def stall_advice(run: RunResult) -> list[str]:
+    """Root causes of a stall that autofix reports with advice (no recipe is sure), found
+    in the run's facts: a learning rate of 0 (a schedule that ends before the budget), a
+    learning rate still rising (warmup longer than the budget), a frozen base model."""
+    out = []
+    rates = [s.lr for s in run.probe.steps if s.lr is not None]
+    zero = next((s.step for s in run.probe.steps if s.lr is not None and s.lr <= 1e-12), 0)
+    if zero and zero < len(run.probe.steps):
+        out.append(f"the learning rate is 0 from step {zero} on: the scheduler reaches 0 "
+                   "before training ends (check num_training_steps of the scheduler against "
+                   "the real number of optimizer steps)")
+    elif len(rates) > 10 and rates[-1] > rates[len(rates) // 2] * 1.01 and \
+            all(b >= a for a, b in zip(rates, rates[1:], strict=False)):
+        out.append(f"the learning rate is still rising at step {len(rates)} "
+                   f"({rates[-1]:g}): the warmup is longer than the training seen (lower "
+                   "num_warmup_steps / warmup_ratio)")
+    facts = run.probe.facts
+    total, trainable = facts.get("params_total"), facts.get("params_trainable")
+    if isinstance(total, int) and isinstance(trainable, int) and total:
+        if trainable == 0:
+            out.append("no parameter requires grad: nothing can learn")
+        elif trainable / total < FROZEN_FRACTION:
+            out.append(f"only {trainable:,} of {total:,} parameters "
+                       f"({100 * trainable / total:.1f} %) are trainable: the base model is "
+                       "frozen, only the new head learns (unfreeze it, or raise the lr)")
+    return out
+
+
+def _nan_diagnosis(symptom: SymptomReport, float16: bool = False) -> Diagnosis:
+    samples, head = symptom.samples, symptom.num_labels
+    outside = [s for s in samples if head is not None and (s.label >= head or -100 < s.label < 0)]
+    if outside:
+        labels = sorted({s.label for s in outside})
+        return Diagnosis(
+            category="label-out-of-range", via="nan-loss",
+            evidence=f"{symptom.evidence}; labels {labels} of samples "
+                     f"{[s.index for s in outside]} are outside num_labels={head}",
+            details=tuple(_sample_lines(samples)),
+        )
+    parts = [symptom.evidence]
+    ignored = [s for s in samples if s.label == -100]
+    bad = [s for s in samples if s.loss is not None and not math.isfinite(s.loss)]
+    if samples and len(ignored) == len(samples):
+        parts.append(f"all {len(samples)} labels of that batch are -100 (ignored), so the mean "
+                     "loss is taken over zero targets")
+    elif bad:
+        parts.append(f"non-finite per-sample losses at samples {[s.index for s in bad]} "
+                     f"(labels {[s.label for s in bad]})")
+    elif float16:
+        parts.append("face: float16 weights trained directly (the model's parameters are "
+                     "torch.float16): overflow or an update under float16 resolution; load "
+                     "the model in float32 and train with mixed precision (fp16=True / "
+                     "torch.autocast) instead")
+    elif samples:
+        parts.append("every per-sample loss of that batch is finite; the NaN comes from "
+                     "elsewhere (fp16 overflow, a learning rate far too high, log(0))")
+    return Diagnosis(category="nan-loss", evidence="; ".join(parts),
+                     details=tuple(_sample_lines(samples)), hint=get_category("nan-loss").hint)
+
+
+def _sample_lines(samples: tuple[SampleLoss, ...], limit: int = 8) -> list[str]:
+    lines = [f"batch sample {s.index}: label {s.label}, loss "
+             f"{'n/a' if s.loss is None else format(s.loss, '.4g')}" for s in samples[:limit]]
+    if len(samples) > limit:
+        lines.append(f"... {len(samples) - limit} more samples")
+    return lines

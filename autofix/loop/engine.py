@@ -1,0 +1,646 @@
+"""The repair loop: run, diagnose, apply a recipe, commit, run again.
+
+``repair(options, observer)`` is the API the CLI (and batch mode) drive; it returns a
+:class:`SessionResult` and raises :class:`AutofixError` only for usage or environment
+problems (bad path, not a repo, bad ``--python``, a git failure...).
+
+The loop only sequences decisions made elsewhere: :func:`autofix.loop.verdicts.judge` says
+``Healthy | Diagnosis`` for a run, a category's data says whether it needs a rerun first
+(``Category.rerun_env``), :func:`autofix.toolkit.recipe.apply_recipe` returns ``Applied |
+NotApplicable | RecipeCrashed``, and :class:`autofix.loop.fixgroups.FixGroup` says whether the run
+after a fix shows it moved the script forward. The runner and the recipe lookup are
+parameters, so ``tests/test_engine.py`` replays saved runs through every policy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import functools
+import re
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from autofix.categories import SLOW_TRIAL, Place, all_categories, get_category, is_category
+from autofix.errors import AutofixError, save_traceback
+from autofix.loop.api_check import api_diagnoses
+from autofix.loop.fixgroups import FixGroup, symptom_of
+from autofix.loop.verdicts import (
+    PREFLIGHT_FAULT,
+    fault_diagnosis,
+    findings_of,
+    healthy_evidence,
+    judge,
+)
+from autofix.paths import relative_paths
+from autofix.run.child.contract import Env
+from autofix.run.programs import Program, document_for
+from autofix.run.runner import RunSpec, default_python, run_script, target_versions
+from autofix.run.sandbox import Sandbox
+from autofix.toolkit.discovery import recipes_for
+from autofix.toolkit.recipe import Recipe, apply_recipe
+from autofix.types import (
+    Applied,
+    Diagnosis,
+    DroppedFix,
+    FixRecord,
+    Healthy,
+    NoRecipe,
+    NotApplicable,
+    ProbeReport,
+    RecipeContext,
+    RecipeCrashed,
+    RunOutcome,
+    RunRecord,
+    RunResult,
+    SessionResult,
+    Status,
+)
+from autofix.vcs.repo import open_repo, prepare_branch
+from autofix.vcs.writers import BranchWriter
+
+#: Runs one program: ``runner(spec, source, on_line) -> RunResult`` (default
+#: :func:`autofix.run.runner.run_script`; tests replay saved results).
+Runner = Callable[[RunSpec, str, Callable[[str], None] | None], RunResult]
+#: The recipes for a category id, in the order to try them (default
+#: :func:`autofix.toolkit.discovery.recipes_for`).
+RecipeLookup = Callable[[str], tuple[type[Recipe], ...]]
+#: What applying recipes for one diagnosis gave: the committed fixes, or why none.
+ApplyDecision = list[FixRecord] | NoRecipe | NotApplicable | RecipeCrashed
+
+
+@dataclass
+class Options:
+    """What the user asked for; defaults match the CLI's."""
+
+    script: Path
+    python: str = field(default_factory=default_python)
+    args: Sequence[str] = ()
+    branch: str | None = None
+    cwd: Path = field(default_factory=Path.cwd)
+    timeout: float | None = 600.0
+    max_steps: int = 60
+    max_iterations: int = 8
+    resume: bool = False
+    init: bool = False
+    base: str | None = None  # commit to branch from (batch mode: one HEAD for all)
+    cancel: threading.Event | None = None
+    env: dict[str, str] = field(default_factory=dict)  # extra environment for every run
+    # issue 12: fixes go to this writer instead of a git branch (a Ray task, a sandboxed
+    # session: the driver replays them with autofix.vcs.writers.replay)
+    writer: BranchWriter | None = None
+    sandbox: Sandbox | None = None  # issue 12: limits and isolation for every run
+    launcher: str = ""  # issue 12: "torchrun" or "accelerate" (runner.launch_command)
+    nproc_per_node: int = 1
+    only: Sequence[str] = ()  # recipe ids allowed (empty: all)
+    skip: Sequence[str] = ()  # recipe ids never applied
+    dry_run: bool = False  # commits go to a temporary object store and no ref is written
+    #: Diagnosis runs cut each dataset split the script loads to this many rows (0: off);
+    #: a healthy run on cut data is followed by one on the data as the script loads it.
+    sample_rows: int = 2000
+    #: One fault per run (the behaviour before preflight): no API check before the first
+    #: run, no preflight checks at train()/fit().
+    one_at_a_time: bool = False
+
+
+class Observer(Protocol):
+    """Receives progress (the CLI renders it with rich; tests may record it)."""
+
+    def run_started(self, n: int, note: str) -> None: ...
+
+    def output_line(self, line: str) -> None: ...
+
+    def run_finished(self, record: RunRecord, diagnosis: Diagnosis | None) -> None: ...
+
+
+class NullObserver:
+    """An observer that ignores everything."""
+
+    def run_started(self, n: int, note: str) -> None:
+        pass
+
+    def output_line(self, line: str) -> None:
+        pass
+
+    def run_finished(self, record: RunRecord, diagnosis: Diagnosis | None) -> None:
+        pass
+
+
+def check_script(path: Path) -> Path:
+    """The absolute, resolved path of a runnable Python script.
+
+    Raises :class:`AutofixError` for a missing path, a directory, or a file that is not
+    Python source (not ``.py``, or not UTF-8 text).
+    """
+    if not path.exists():
+        raise AutofixError(f"{path}: no such file")
+    if path.is_dir():
+        raise AutofixError(f"{path} is a directory", hint="give the training script's path")
+    if path.suffix not in (".py", ".ipynb"):
+        raise AutofixError(f"{path} is not a Python script (.py) or notebook (.ipynb)",
+                           hint="autofix repairs Python training scripts and notebooks")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (UnicodeDecodeError, OSError) as exc:
+        raise AutofixError(f"{path} cannot be read as UTF-8 text: {exc}") from None
+    if path.suffix == ".ipynb":
+        try:
+            document_for(path).program(text)
+        except Exception as exc:  # nbformat raises several kinds for a broken notebook
+            raise AutofixError(f"{path} is not a readable Jupyter notebook: {exc}") from None
+    return path.resolve()
+
+
+def default_branch(script: Path) -> str:
+    """``autofix/<script stem>``, the branch used when ``--branch`` is not given; characters
+    git refuses in branch names (spaces, ``..``, ``~^:?*[\\``, a ``.lock`` end) become ``-``."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+|\.\.+", "-", script.stem).strip(".-")
+    stem = re.sub(r"\.lock$", "-lock", stem)
+    return f"autofix/{stem or 'script'}"
+
+
+def commit_message(recipe: type[Recipe], outcome: Applied, diag: Diagnosis, run_n: int,
+                   rel: str, place: str = "") -> str:
+    """The fix commit's message: subject, evidence, recipe summary and trailers.
+
+    ``place`` names the failing line for a person (``"cell 3, line 2"`` in a notebook).
+    """
+    where = f"{rel}:{diag.line}" if diag.line else rel
+    if place and not place.startswith("line "):
+        where = f"{rel}, {place}"
+    symptom = symptom_of(diag)
+    happened = f"Run {run_n} showed {symptom}" if symptom else f"Run {run_n} failed with"
+    if diag.via == "api-preflight":
+        happened = "Before the first run, the installed library would raise"
+    elif diag.via == SLOW_TRIAL:
+        happened = f"Run {run_n} trained without a fault but was not clearly learning (this " \
+                   "fix is a trial, kept only if the next run proves it)"
+        symptom = SLOW_TRIAL
+    elif diag.via == PREFLIGHT_FAULT:
+        happened = f"Run {run_n}, before its first training step, found"
+    lines = [f"autofix: {recipe.title}", "", f"{happened}:", f"    {diag.evidence}"]
+    if not symptom and diag.via != PREFLIGHT_FAULT:
+        lines.append(f"at {where}" + (f": {diag.line_text.strip()}" if diag.line_text else ""))
+    if diag.via and is_category(diag.via) and get_category(diag.via).rerun_env:
+        lines.append(f"(found by a rerun after {diag.via}: {get_category(diag.via).rerun_note};"
+                     " the first error pointed at the wrong line)")
+    if diag.details:
+        header = "Training evidence:" if symptom else (
+            "Preflight evidence:" if diag.via == PREFLIGHT_FAULT else "Key traceback lines:")
+        lines += ["", header, *(f"    {d}" for d in diag.details)]
+    lines += ["", f"Change: {outcome.summary}", "",
+              f"Autofix-Category: {diag.category}", f"Autofix-Recipe: {recipe.id}"]
+    if diag.via:
+        lines.append(f"Autofix-Via: {diag.via}")
+    return "\n".join(lines) + "\n"
+
+
+class _Session:
+    def __init__(self, options: Options, observer: Observer, runner: Runner,
+                 recipes: RecipeLookup) -> None:
+        self.o = options
+        self.observer = observer
+        self.runner = runner
+        self.recipes: RecipeLookup = lambda category: tuple(
+            r for r in recipes(category)  # --only / --skip
+            if (not options.only or r.id in options.only) and r.id not in options.skip)
+        self.script = check_script(options.script)
+        self.versions = target_versions(options.python)
+        self.branch: BranchWriter
+        if options.writer is not None:
+            self.branch = options.writer
+        else:
+            repo = open_repo(self.script, init=options.init)
+            self.branch = prepare_branch(
+                repo, self.script, options.branch or default_branch(self.script),
+                options.resume, base=options.base, dry_run=options.dry_run)
+        earlier: list[str] = getattr(self.branch, "autofix_commits", list)()
+        self.result = SessionResult(Status.ERROR, self.branch.branch, "not run",
+                                    versions=dict(self.versions), dry_run=options.dry_run,
+                                    earlier_fixes=len(earlier))
+        self.n = 0
+        self.note = ""
+        self.next_note = ""  # the note of the next run when the loop starts it
+        self.sampling = options.sample_rows > 0
+        self.attempts = 0
+        self.document = document_for(self.script)
+        #: Set when the API check running alongside run 1 found drift: run 1 is stopped.
+        self.drift_found = threading.Event()
+
+    @property
+    def program(self) -> Program:
+        """The Python program the branch's current file stands for."""
+        return self.document.program(self.branch.source)
+
+    def run(self, note: str = "", env: dict[str, str] | None = None) -> RunResult:
+        self.n += 1
+        note, self.next_note = note or self.next_note, ""
+        self.note = note
+        self.observer.run_started(self.n, note)
+        spec = RunSpec(python=self.o.python, script=self.script, cwd=self.o.cwd,
+                       args=self.o.args, timeout=self.o.timeout, max_steps=self.o.max_steps,
+                       env={**self.checks(), **self.o.env, **(env or {})},
+                       cancel=_Either(self.drift_found, self.o.cancel),
+                       sandbox=self.o.sandbox, launcher=self.o.launcher,
+                       nproc_per_node=self.o.nproc_per_node)
+        program = self.program
+        self.result.skipped = program.skipped
+        runner = self.runner
+        on_step = getattr(self.observer, "step", None)
+        if runner is run_script and on_step is not None:  # live steps for the status line
+            runner = functools.partial(run_script, on_step=on_step)
+        result = runner(spec, program.source, self.observer.output_line)
+        self.result.warnings += [f"run {self.n}: a probe failed inside the script's process "
+                                 f"({e}); its facts are missing" for e in result.probe.probe_errors]
+        return result
+
+    def checks(self) -> dict[str, str]:
+        """The child's preflight and sampling switches for the next run (issue 10)."""
+        return {Env.PREFLIGHT: "0" if self.o.one_at_a_time else "1",
+                Env.SAMPLE_ROWS: str(self.o.sample_rows if self.sampling else 0)}
+
+    def record(self, run: RunResult, verdict: Healthy | Diagnosis) -> RunRecord:
+        diag = verdict if isinstance(verdict, Diagnosis) else None
+        rec = RunRecord(n=self.n, outcome=run.outcome.value,
+                        category=diag.category if diag else "",
+                        evidence=diag.evidence if diag else healthy_evidence(run),
+                        seconds=run.seconds,
+                        steps=[(st.step, st.loss) for st in run.probe.steps],
+                        num_classes=run.probe.num_classes,
+                        symptom_step=run.probe.symptom.step if run.probe.symptom else 0,
+                        max_steps=self.o.max_steps, note=self.note)
+        self.result.runs.append(rec)
+        return rec
+
+    def finished(self, rec: RunRecord, verdict: Healthy | Diagnosis) -> None:
+        self.observer.run_finished(rec, verdict if isinstance(verdict, Diagnosis) else None)
+
+    def finish(self, status: Status, reason: str, diag: Diagnosis | None = None) -> SessionResult:
+        self.result.status = status
+        self.result.reason = reason
+        self.result.last_diagnosis = diag
+        return self.result
+
+    def judge(self, run: RunResult) -> Healthy | Diagnosis:
+        """:func:`autofix.loop.verdicts.judge`, with paths made relative (no machine paths in
+        commits and reports) and a missing file named with the folder it was looked up
+        from."""
+        found = judge(run, self.script)
+        if not isinstance(found, Diagnosis):
+            return found
+        root = str(self.script.parent)
+        repo = getattr(self.branch, "repo", None)
+        if repo is not None:
+            root = str(repo.working_tree_dir)
+        category = get_category(found.category) if is_category(found.category) else None
+        if category is not None and category.explain is not None:
+            found = category.explain(found, Place(self.o.cwd, root))
+        return dataclasses.replace(
+            found, evidence=relative_paths(found.evidence, root),
+            details=tuple(relative_paths(d, root) for d in found.details))
+
+    def run_and_judge(self) -> tuple[RunResult, Healthy | Diagnosis] | None:
+        """One run and its verdict. A category that needs a rerun before it is trusted
+        (``Category.rerun_env``: the CUDA assert on CPU) gets it here; ``None`` when the
+        rerun does not reproduce the failure (the session is then finished)."""
+        run = self.run()
+        verdict = self.judge(run)
+        if not isinstance(verdict, Diagnosis) or not is_category(verdict.category):
+            return run, verdict
+        category = get_category(verdict.category)
+        if not category.rerun_env:
+            return run, verdict
+        self.finished(self.record(run, verdict), verdict)
+        first = verdict
+        run = self.run(category.rerun_note, dict(category.rerun_env))
+        verdict = self.judge(run)
+        if isinstance(verdict, Healthy):
+            self.finished(self.record(run, verdict), verdict)
+            self.finish(Status.GAVE_UP, f"the {first.category} failure does not reproduce "
+                                        f"on the rerun ({category.rerun_note}); no trustworthy "
+                                        "traceback to classify", first)
+            return None
+        return run, dataclasses.replace(verdict, via=first.category)
+
+    def start_api_check(self) -> list[list[Diagnosis]] | None:
+        """Start the API drift check (:func:`api_diagnoses`, one import of the library in
+        the target interpreter) in a thread, alongside run 1: most scripts have no drift,
+        and then run 1 has not waited for it. Returns the list the thread appends its
+        diagnoses to (``None``: no check, with ``--one-at-a-time`` or ``--resume``); on
+        drift the thread sets :attr:`drift_found`, which stops run 1."""
+        if self.o.one_at_a_time or self.o.resume:
+            return None
+        source = self.program.source
+        box: list[list[Diagnosis]] = []
+
+        def check() -> None:
+            try:
+                found = api_diagnoses(source, self.o.python, self.versions)
+            except Exception:  # noqa: BLE001 - a check that cannot run blocks nothing
+                found = []
+            box.append(found)
+            if found:
+                self.drift_found.set()
+
+        thread = threading.Thread(target=check, name="autofix-api-check", daemon=True)
+        thread.start()
+        self.api_thread = thread
+        return box
+
+    def api_verdict(self, box: list[list[Diagnosis]]) -> FixGroup | None:
+        """Wait for the API check started by :meth:`start_api_check`; apply its fixes."""
+        self.api_thread.join()
+        return self.preflight_api(box[0] if box else [])
+
+    def preflight_api(self, diags: list[Diagnosis]) -> FixGroup | None:
+        """Fix the API drift found before the first run (no training run needed): the
+        script's imports and keyword arguments checked against the installed library."""
+        before = self.program.source
+        nothing = RunResult(RunOutcome.OK, None, 0.0, "", 0, ProbeReport())
+        fixes: list[FixRecord] = []
+        applied: list[Diagnosis] = []
+        for diag in diags:
+            decision = self.apply(nothing, diag, run_n=0)
+            if isinstance(decision, list):
+                fixes += decision
+                applied.append(diag)
+        if not fixes:
+            return None
+        self.observer.output_line(f"fixed {len(fixes)} API drift finding(s) before the "
+                                  "first run")
+        return FixGroup(applied[0], nothing, 0, fixes, before, self.program.source,
+                        {f.recipe for f in fixes}, extra=applied[1:])
+
+    def findings(self, run: RunResult, first: Diagnosis) -> list[Diagnosis]:
+        """The preflight findings of ``run`` (issue 10) other than ``first``, one per
+        category that has recipes, in the order the checks ran."""
+        seen = {first.category}
+        found = []
+        for check, exc in run.probe.preflight:
+            verdict = self.judge(dataclasses.replace(
+                run, probe=dataclasses.replace(run.probe, exception=exc, symptom=None)))
+            if not isinstance(verdict, Diagnosis) or verdict.category in seen \
+                    or not self.recipes(verdict.category):
+                continue
+            seen.add(verdict.category)
+            found.append(dataclasses.replace(verdict, details=(
+                *verdict.details, f"found by the preflight check '{check}' before the first "
+                                  "training step")))
+        for fault in run.probe.faults:  # faults that raise nothing (a loss on logits)
+            if fault.category not in seen and self.recipes(fault.category):
+                seen.add(fault.category)
+                found.append(fault_diagnosis(fault))
+        return found
+
+    def loop(self) -> SessionResult:
+        last: FixGroup | None = None
+        box = self.start_api_check()
+        while True:
+            first_n, stopped = self.n + 1, False
+            try:
+                judged = self.run_and_judge()
+            except KeyboardInterrupt:
+                if box is None or not self.drift_found.is_set() or (
+                        self.o.cancel is not None and self.o.cancel.is_set()):
+                    raise
+                judged, stopped = None, True  # run 1 stopped: the API check found drift
+            if box is not None:  # run 1 ran the source as given: drift fixes come first
+                group, box = self.api_verdict(box), None
+                self.drift_found.clear()
+                if group is not None or stopped:  # not counted: it ran the drifted source
+                    self.result.runs = [r for r in self.result.runs if r.n < first_n]
+                    self.n = first_n - 1
+                    self.observer.output_line("run 1 restarted on the source with the API "
+                                              "drift fixed")
+                    last = group
+                    continue
+            if judged is None:
+                return self.result
+            run, verdict = judged
+            rec = self.record(run, verdict)
+            failure = last.failed_by(run, verdict) if last is not None else ""
+            if last is not None and failure:
+                self.finished(rec, verdict)
+                shas = self.drop(last, failure)
+                if last.tentative:  # a trial that did not prove itself: end as it stood
+                    return self.end_healthy(last.run, f"; {failure}, so commit(s) {shas} "
+                                                      "were dropped")
+                retried = self.retry(last, failure, shas)
+                if retried is None:
+                    return self.result
+                last = retried
+                continue
+            if isinstance(verdict, Healthy) and self.sampling and run.probe.sampled:
+                self.finished(rec, verdict)  # healthy on cut data: verify on all of it
+                self.sampling = False
+                self.next_note = (f"verifying on the full data (diagnosis runs used "
+                                  f"{self.o.sample_rows} rows per split)")
+                continue
+            trial = self.trial(run, verdict)
+            if isinstance(verdict, Healthy) and trial is None:
+                self.finished(rec, verdict)
+                return self.end_healthy(run)
+            diag = trial or verdict
+            assert isinstance(diag, Diagnosis)
+            rec.category, rec.evidence = diag.category, diag.evidence  # a trial's verdict
+            if self.attempts >= self.o.max_iterations:
+                self.finished(rec, diag)
+                return self.finish(Status.GAVE_UP, f"stopped after --max-iterations "
+                                                   f"{self.o.max_iterations}", diag)
+            before = self.program.source
+            decision = self.apply(run, diag)
+            if not isinstance(decision, list) and trial is not None:
+                rec.category, rec.evidence = "", healthy_evidence(run)  # healthy as it is:
+                self.finished(rec, verdict)  # there is no lr in the source to lower
+                return self.end_healthy(run)
+            if not isinstance(decision, list):
+                self.finished(rec, diag)
+                return self.finish(Status.GAVE_UP, decision.reason, diag)
+            extra: list[Diagnosis] = []
+            for finding in self.findings(run, diag):  # preflight: every fault it saw
+                more = self.apply(run, finding)
+                if isinstance(more, list):
+                    decision += more
+                    extra.append(finding)
+            rec.recipe = ", ".join(f.recipe for f in decision)
+            rec.commit = decision[-1].commit
+            self.finished(rec, diag)
+            last = FixGroup(diag, run, self.n, decision, before, self.program.source,
+                            {f.recipe for f in decision}, extra=extra,
+                            tentative=trial is not None)
+
+    def trial(self, run: RunResult, verdict: Healthy | Diagnosis) -> Diagnosis | None:
+        """The trial diagnosis a category proposes for a healthy run that was not clearly
+        learning (``Category.trial``: ``lr-too-high`` at a learning rate of 1e-3 or more),
+        once per category and session and within ``--max-iterations``; ``None`` otherwise."""
+        if not isinstance(verdict, Healthy) or verdict.proven \
+                or self.attempts >= self.o.max_iterations:
+            return None
+        tried = {f.category for f in self.result.fixes} | \
+            {d.category for d in self.result.dropped}
+        for category in all_categories():  # a category that proposes a trial fix
+            if category.trial is not None and category.id not in tried:
+                found = category.trial(run)
+                if found is not None:
+                    return found
+        return None
+
+    def end_healthy(self, run: RunResult, note: str = "") -> SessionResult:
+        """End the session on ``run``, which trained without a fault: ``fixed`` when fixes
+        are on the branch, else ``clean``; the run's findings (learning-slowly...) are
+        reported; ``note`` says what else happened (a trial dropped)."""
+        self.result.findings = [*run.probe.findings, *findings_of(run)]
+        if self.result.fixes:
+            return self.finish(Status.FIXED, f"the script trains after "
+                                             f"{len(self.result.fixes)} fix(es){note}")
+        return self.finish(Status.CLEAN, f"the script ran without a fault; nothing to "
+                                         f"fix{note}")
+
+    def retry(self, group: FixGroup, failure: str, shas: str) -> FixGroup | None:
+        """After ``group`` was dropped: the next recipes for the same diagnosis (those
+        not tried yet, in ``recipes_for`` order); ``None`` when none applies or the
+        iteration budget is spent (the session is then finished)."""
+        dropped = f"{failure}; commit(s) {shas} dropped from the branch"
+        if self.attempts >= self.o.max_iterations:
+            self.finish(Status.GAVE_UP, f"{dropped}; stopped after --max-iterations "
+                                        f"{self.o.max_iterations}", group.diagnosis)
+            return None
+        before = self.program.source
+        decision = self.apply(group.run, group.diagnosis, exclude=group.tried, run_n=group.run_n)
+        if not isinstance(decision, list):
+            why = "no other recipe for it" if isinstance(decision, NoRecipe) else decision.reason
+            self.finish(Status.GAVE_UP, f"{dropped}; {why}", group.diagnosis)
+            return None
+        return FixGroup(group.diagnosis, group.run, group.run_n, decision, before,
+                        self.program.source, group.tried | {f.recipe for f in decision})
+
+    def drop(self, group: FixGroup, reason: str) -> str:
+        """Remove ``group``'s commits from the branch and the result; returns their shas."""
+        for fix in reversed(group.fixes):
+            self.result.fixes.remove(fix)
+            self.branch.drop_last()
+            self.result.dropped.append(DroppedFix(fix.commit, fix.recipe, fix.category, reason))
+        return ", ".join(f.commit[:8] for f in group.fixes)
+
+    def apply(self, run: RunResult, diag: Diagnosis, exclude: set[str] | frozenset[str] = (
+            frozenset()), run_n: int | None = None) -> ApplyDecision:
+        """Apply the first applicable recipe for each cause of ``diag`` (skipping the ids
+        in ``exclude``), one commit each. Returns the fixes, or why there is none:
+        :class:`NoRecipe`, :class:`NotApplicable` (every recipe declined) or
+        :class:`RecipeCrashed` (the last crash, when no recipe applied and one crashed).
+        A crashing recipe is reported in ``warnings`` and the next one is tried."""
+        number = self.n if run_n is None else run_n  # 0: found before any run
+        causes = diag.causes or (diag.category,)
+        candidates = {c: [r for r in self.recipes(c) if r.id not in exclude] for c in causes}
+        if not any(candidates.values()):
+            why = get_category(diag.category).no_recipe if is_category(diag.category) \
+                else "no recipe for it"
+            return NoRecipe(diag.category, f"{diag.category}: {why}")
+        probe = run.probe
+        fixes: list[FixRecord] = []
+        reasons: list[str] = []
+        crash: RecipeCrashed | None = None
+        program = self.program
+        for cause in causes:
+            cause_diag = dataclasses.replace(diag, category=cause)
+            rc = RecipeContext(diagnosis=cause_diag, versions={**self.versions, **probe.versions},
+                               trainers=tuple(probe.trainers), script=self.script,
+                               datasets=tuple(probe.datasets), keras=tuple(probe.keras),
+                               args=tuple(self.o.args))
+            for recipe in candidates[cause]:
+                outcome = apply_recipe(recipe, program.source, rc)
+                if isinstance(outcome, RecipeCrashed):
+                    crash = outcome
+                    log = save_traceback(outcome.traceback or outcome.error,
+                                         f"recipe-{recipe.id}")
+                    self.result.warnings.append(f"{outcome.reason} (a bug in autofix; "
+                                                f"traceback saved to {log})")
+                    reasons.append(f"{recipe.id}: crashed")
+                    continue
+                if not isinstance(outcome, Applied):
+                    reasons.append(f"{recipe.id}: {outcome.reason}")
+                    continue
+                where = self.document.where(program, diag.line) if diag.line else ""
+                if recipe.category != cause:  # a root cause behind another face
+                    cause_diag = dataclasses.replace(cause_diag, category=recipe.category,
+                                                     via=diag.via or cause)
+                message = commit_message(recipe, outcome, cause_diag, number,
+                                         self.branch.rel, where)
+                if probe.rank is not None:  # issue 12: which rank failed first
+                    message += f"Autofix-Rank: {probe.rank} of {self.o.nproc_per_node}\n"
+                before = self.branch.source
+                sha = self.branch.commit_fix(
+                    self.document.content(self.branch.source, outcome.source), message)
+                program = self.program
+                fix = FixRecord(recipe.category, recipe.id, sha, self.branch.rel,
+                                outcome.line or diag.line, outcome.summary, number,
+                                diff=unified_diff(before, self.branch.source, self.branch.rel),
+                                evidence=cause_diag.evidence)
+                self.result.fixes.append(fix)
+                fixes.append(fix)
+                break
+        self.attempts += 1
+        if fixes:
+            return fixes
+        tried = "; ".join(reasons)
+        if crash is not None and all(r.endswith(": crashed") for r in reasons):
+            return crash
+        if diag.category == "unknown":
+            return NotApplicable(f"unknown: autofix has no category for this failure "
+                                 f"(tried {tried})")
+        return NotApplicable(f"{diag.category}: recipe not applicable ({tried})")
+
+
+class _Either(threading.Event):
+    """Set when any of ``events`` is (``None`` entries ignored): the runner's ``cancel``."""
+
+    def __init__(self, *events: threading.Event | None) -> None:
+        super().__init__()
+        self.events = [e for e in events if e is not None]
+
+    def is_set(self) -> bool:
+        return super().is_set() or any(e.is_set() for e in self.events)
+
+
+def repair(options: Options, observer: Observer | None = None, *,
+           runner: Runner = run_script, recipes: RecipeLookup = recipes_for) -> SessionResult:
+    """Repair ``options.script`` on its branch until it trains or autofix gives up.
+
+    ``runner`` runs one program (default: a real child process); ``recipes`` gives the
+    recipes for a category id (default: the registry). Returns the
+    :class:`SessionResult` (``interrupted`` set after Ctrl-C, with the child killed and
+    the branch as of the last completed commit). Raises :class:`AutofixError` for usage
+    and environment errors (before the first run, or a git failure during one).
+    """
+    session = _Session(options, observer or NullObserver(), runner, recipes)
+    try:
+        return session.loop()
+    except KeyboardInterrupt:
+        session.result.interrupted = True
+        if session.n and all(r.n != session.n for r in session.result.runs):
+            session.result.runs.append(RunRecord(  # the run Ctrl-C cut short
+                n=session.n, outcome=RunOutcome.INTERRUPTED.value, category="",
+                evidence="interrupted by the user", seconds=0.0,
+                max_steps=options.max_steps, note=session.note))
+        return session.finish(Status.ERROR, "interrupted by the user; the branch holds the "
+                                            "fixes committed so far")
+    finally:
+        diff_stat = getattr(session.branch, "diff_stat", None)
+        if diff_stat is not None:  # a git branch (a memory branch has no diff of its own)
+            session.result.base, session.result.diff_stat = diff_stat()
+            session.branch.close()  # type: ignore[attr-defined]
+
+
+def unified_diff(before: str, after: str, rel: str) -> str:
+    """The unified diff (``git diff`` style, 3 lines of context) of ``rel`` from ``before``
+    to ``after``."""
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True),
+                                        after.splitlines(keepends=True),
+                                        f"a/{rel}", f"b/{rel}"))
+
+
+__all__ = ["Observer", "NullObserver", "Options", "Runner", "RecipeLookup", "check_script",
+           "commit_message", "default_branch", "repair", "symptom_of"]

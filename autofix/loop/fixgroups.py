@@ -1,0 +1,155 @@
+"""Judging a fix by the run after it: did it move the script forward?
+
+After each fix the next run is judged against it (issue 7): the same fault again, a new
+error raised at or because of a line the fix changed (``NameError`` on a name it
+inserted, ``TypeError`` on a call it edited, ``ImportError`` of an import it added,
+``SyntaxError``), or, for a symptom fix, a run that does not prove learning, means the fix
+did not help; the engine drops its commit and tries the next recipe.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+
+from autofix.categories import symptom_ids
+from autofix.loop.verdicts import proof_failure
+from autofix.types import Diagnosis, FixRecord, Healthy, RunResult
+
+#: Exception classes that, raised at a line a fix changed, mean the fix broke the code
+#: (an undefined name, a wrong call, an import that does not exist, bad syntax).
+BREAKING_TYPES = frozenset({"NameError", "UnboundLocalError", "TypeError", "ImportError",
+                            "ModuleNotFoundError", "SyntaxError", "IndentationError",
+                            "TabError"})
+_SYNTAX = frozenset({"SyntaxError", "IndentationError", "TabError"})
+_UNDEFINED = re.compile(r"name '(\w+)' is not defined|local variable '(\w+)'|"
+                        r"cannot access local variable '(\w+)'")
+
+
+def changed_lines(before: str, after: str) -> frozenset[int]:
+    """1-based lines of ``after`` that a fix added or replaced (for a pure deletion, the
+    line that now stands where the deleted ones were)."""
+    old, new = before.splitlines(), after.splitlines()
+    lines: set[int] = set()
+    for tag, _i1, _i2, j1, j2 in difflib.SequenceMatcher(None, old, new,
+                                                         autojunk=False).get_opcodes():
+        if tag in ("replace", "insert"):
+            lines.update(range(j1 + 1, j2 + 1))
+        elif tag == "delete":
+            lines.add(j1 + 1)
+    return frozenset(lines)
+
+
+def names_in(source: str, lines: frozenset[int]) -> frozenset[str]:
+    """Identifiers written on ``lines`` of ``source`` (tokenized, so strings and
+    comments do not count)."""
+    names: set[str] = set()
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.NAME and tok.start[0] in lines:
+                names.add(tok.string)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return frozenset(names)
+
+
+def statement_span(source: str, line: int) -> range:
+    """The lines of the innermost statement of ``source`` that holds ``line`` (a call
+    written over several lines is raised at its first line but edited on another);
+    ``range(line, line + 1)`` when the source does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return range(line, line + 1)
+    best = range(line, line + 1)
+    size = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or line):
+            span = (node.end_lineno or line) - node.lineno
+            if size is None or span < size:
+                best, size = range(node.lineno, (node.end_lineno or line) + 1), span
+    return best
+
+
+@dataclass
+class FixGroup:
+    """The fixes committed for one diagnosis, judged by the next run.
+
+    ``run`` is the run the diagnosis came from (its probe facts let the next recipe be
+    tried); ``before``/``after`` the program source around the fixes; ``tried`` every
+    recipe id applied for this diagnosis so far (dropped ones included).
+    """
+
+    diagnosis: Diagnosis
+    run: RunResult
+    run_n: int
+    fixes: list[FixRecord]
+    before: str
+    after: str
+    tried: set[str] = field(default_factory=set)
+    #: Other diagnoses fixed in the same group (preflight findings of the same run).
+    extra: list[Diagnosis] = field(default_factory=list)
+    #: A trial on a healthy run that was not clearly learning
+    #: (:func:`autofix.categories.catalogue.symptoms.slow_at_high_lr`): kept
+    #: only when the next run proves it; when it does not, the session ends as it stood.
+    tentative: bool = False
+
+    @property
+    def recipes(self) -> str:
+        return ", ".join(f.recipe for f in self.fixes)
+
+    @property
+    def symptom(self) -> str:
+        return symptom_of(self.diagnosis)
+
+    def broke(self, diag: Diagnosis) -> str:
+        """How ``diag`` (the next run's error) comes from a line the fixes changed, or "".
+        """
+        if diag.error_type not in BREAKING_TYPES and diag.category != "syntax-error":
+            return ""
+        changed = changed_lines(self.before, self.after)
+        if diag.error_type in _SYNTAX or diag.category == "syntax-error":
+            return f"{diag.evidence} after the fix (the script parsed before it)"
+        undefined = _UNDEFINED.search(diag.evidence)
+        name = next((g for g in undefined.groups() if g), "") if undefined else ""
+        if name and name in names_in(self.after, changed):
+            return f"{diag.evidence}: the fix inserted {name!r}, which is not defined there"
+        if diag.line and set(statement_span(self.after, diag.line)) & changed:
+            return f"{diag.evidence} at line {diag.line}, a statement the fix changed"
+        return ""
+
+    def failed_by(self, run: RunResult, verdict: Healthy | Diagnosis) -> str:
+        """Why the next run shows these fixes did not move the script forward ("" when
+        they did). An error fix fails when the same error comes back at the same place
+        or a new error comes from a line it changed; a symptom fix must also prove
+        itself (the same symptom again, or a healthy run whose loss is not clearly under
+        the chance level, fails it). A trial (``tentative``) owes the same proof."""
+        if isinstance(verdict, Diagnosis):
+            again = next((d for d in (self.diagnosis, *self.extra) if verdict.same_fault(d)),
+                         None)
+            if again is not None:
+                return (f"recipe {self.recipes} did not fix {again.category}: the "
+                        "same error at the same place after its fix")
+            broke = self.broke(verdict)
+            if broke:
+                return f"recipe {self.recipes} broke the script: {broke}"
+            if self.symptom and symptom_of(verdict) == self.symptom:
+                return (f"recipe {self.recipes} did not help: {self.symptom} again "
+                        f"({verdict.evidence})")
+            if self.tentative and symptom_of(verdict):
+                return (f"recipe {self.recipes} did not help: {symptom_of(verdict)} after "
+                        f"it ({verdict.evidence})")
+            return ""
+        if (self.symptom or self.tentative) and not verdict.proven:
+            return f"recipe {self.recipes} did not help: {proof_failure(run)}"
+        return ""
+
+
+def symptom_of(diag: Diagnosis) -> str:
+    """The training symptom behind ``diag`` (``nan-loss``/``stalled-loss``), or ""."""
+    ids = symptom_ids()
+    return diag.via if diag.via in ids else (diag.category if diag.category in ids else "")

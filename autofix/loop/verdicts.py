@@ -1,0 +1,216 @@
+"""The verdict on one run: healthy (and whether it proves a symptom fix), or its
+diagnosis; and what a healthy run still got wrong (findings)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from autofix.categories import get_category, is_category
+from autofix.loop.diagnosis import diagnose, diagnose_symptom, stall_advice
+from autofix.run.child.symptoms import FLAT_EVIDENCE, STALL_RATIO, WINDOW, LossMonitor, fit
+from autofix.types import (
+    Diagnosis,
+    Finding,
+    Healthy,
+    PreflightFault,
+    RunOutcome,
+    RunResult,
+)
+
+
+def judge(run: RunResult, script: Path) -> Healthy | Diagnosis:
+    """The verdict on one run: :class:`Healthy` when it ended cleanly (exit 0 or the step
+    budget) with no symptom and only finite losses, else its :class:`Diagnosis`.
+
+    ``Healthy.proven`` says whether the loss got clearly under the chance level within
+    the budget (:meth:`LossMonitor.clearly_learning`): the proof a symptom fix owes.
+    """
+    finite = all(s.loss is None or math.isfinite(s.loss) for s in run.probe.steps)
+    clean_end = run.outcome in (RunOutcome.OK, RunOutcome.BUDGET) and run.probe.exception is None
+    if clean_end and run.probe.faults and run.probe.symptom is None:
+        return fault_diagnosis(run.probe.faults[0])
+    if clean_end and finite and unexplained_flat(run) is not None:
+        return Healthy(healthy_evidence(run), False)  # learning slowly (findings_of)
+    if run.outcome in (RunOutcome.OK, RunOutcome.BUDGET) and run.probe.symptom is None \
+            and finite:
+        losses = [s.loss for s in run.probe.steps if s.loss is not None]
+        proven = LossMonitor(run.probe.num_classes, losses).clearly_learning()
+        return Healthy(healthy_evidence(run), proven)
+    return diagnose_symptom(run) or diagnose(run, script)
+
+
+#: ``via`` of a fault found by a preflight check that raises nothing (a loss on logits).
+PREFLIGHT_FAULT = "preflight"
+
+
+def unexplained_flat(run: RunResult) -> Finding | None:
+    """The finding ``learning-slowly`` for a flat-loss stall verdict (the child's
+    :meth:`LossMonitor.flat`: near chance, no significant fall) that has no known cause in
+    the run's facts, else ``None``. A stall autofix can neither explain nor fix is not
+    called a failure: no lr of 1e-3 or more, no lr of 0 or still warming up, no frozen
+    base, no loss on logits. Measured on the false-alarm grid (2026-12-01): MiniLM at lr
+    1e-5, batch 32, 2 classes, a hand loop of 75 steps falls 0.697 -> 0.686 with little
+    noise; the flat rule called that a stall, and it was a slow, healthy run."""
+    symptom = run.probe.symptom
+    if symptom is None or symptom.kind != "stalled-loss" \
+            or not symptom.evidence.startswith(FLAT_EVIDENCE):
+        return None
+    stalled = get_category("stalled-loss")
+    if any(rule.found(run.probe) for rule in stalled.root_causes) or stall_advice(run) \
+            or run.probe.faults:
+        return None
+    rates = [s.lr for s in run.probe.steps if s.lr is not None]
+    lr = f"a learning rate of {max(rates):g}" if rates else "an unknown learning rate"
+    return Finding("learning-slowly", symptom.step,
+                   f"learning slowly: {symptom.evidence[len(FLAT_EVIDENCE):]}; no known cause "
+                   f"of a stall ({lr}, trainable weights, a loss that fits the outputs), so "
+                   "this is a finding, not a failure: train longer or raise the learning rate "
+                   "if it should learn faster")
+
+
+def fault_diagnosis(fault: PreflightFault) -> Diagnosis:
+    """The diagnosis of a fault a preflight check found before training (a Keras loss
+    that reads probabilities on a model returning logits): its category, the check's
+    evidence line, and the category's hint."""
+    hint = get_category(fault.category).hint if is_category(fault.category) else ""
+    return Diagnosis(
+        category=fault.category, evidence=fault.evidence,
+        details=(fault.evidence, f"found by the preflight check '{fault.check}' before the "
+                                 "first training step"),
+        via=PREFLIGHT_FAULT,
+        hint=hint)
+
+
+def healthy_evidence(run: RunResult) -> str:
+    """What a run without a fault showed: its step count and losses (and the budget
+    extension an unclear verdict used), else its last line."""
+    losses = [s.loss for s in run.probe.steps if s.loss is not None]
+    if not losses:
+        return run.last_line[:200]
+    tail = losses[-WINDOW:]
+    extended = f" (budget extended to {run.probe.extended_to} steps: the verdict was " \
+        "unclear at the step budget)" if run.probe.extended_to else ""
+    slow = next((f"; {f.evidence}" for f in run.probe.findings
+                 if f.kind == "learning-slowly"), "")
+    return (f"{len(run.probe.steps)} steps, loss {losses[0]:.3f} at step 1, "
+            f"{sum(tail) / len(tail):.3f} over the last {len(tail)} steps{extended}{slow}")
+
+
+def proof_failure(run: RunResult) -> str:
+    """Why a healthy run does not prove a symptom fix ("" when it does)."""
+    monitor = LossMonitor(run.probe.num_classes,
+                          [s.loss for s in run.probe.steps if s.loss is not None])
+    if monitor.clearly_learning():
+        return ""
+    return (f"the loss did not get clearly under the chance level within the budget (last "
+            f"{WINDOW} steps: {monitor.window_mean():.3f}, {len(monitor.losses)} steps)")
+
+
+def findings_of(run: RunResult) -> list[Finding]:
+    """What a run that raised nothing and stalled nowhere still got wrong (issue 8,
+    "trains, but wrongly"): class ids regressed by a 1-output head, a hand loop whose
+    optimizer never steps (or never zeroes its gradients), one class predicted for every
+    row (:func:`constant_prediction`), float16 weights trained directly.
+    Reported, never a failure. A flat loss with no known cause comes first
+    (:func:`unexplained_flat`)."""
+    flat = unexplained_flat(run)
+    out = [flat] if flat is not None else []
+    for trainer in run.probe.trainers:
+        train = next((d for d in trainer.datasets if d.role == "train"), None)
+        if trainer.num_labels == 1 and train is not None and train.label_kind == "int" \
+                and (train.label_classes or 0) + (train.label_max or 0) >= 1:
+            out.append(Finding("regression-on-class-ids", 0,
+                               f"the model has num_labels=1, so Trainer fits a regression (MSE) "
+                               f"to the integer class ids of column '{train.label_column}' "
+                               f"(up to {train.label_max or train.label_classes}); for "
+                               "classification set num_labels to the number of classes"))
+    facts = run.probe.facts
+    steps, backward = facts.get("optimizer_steps", 0), facts.get("backward_calls", 0)
+    if isinstance(backward, int) and backward >= 2 and steps == 0:
+        out.append(Finding("optimizer-never-steps", 0,
+                           f"loss.backward() ran {backward} times but optimizer.step() never "
+                           "did: the model never changes (a missing optimizer.step(), or a "
+                           "gradient accumulation that does not step within the run)"))
+    if isinstance(steps, int) and steps >= 2 and backward and facts.get("zero_grad_calls") == 0:
+        out.append(Finding("zero-grad-missing", 0,
+                           f"{steps} optimizer steps and no zero_grad(): gradients add up "
+                           "from step to step (call optimizer.zero_grad() after each step)"))
+    constant = constant_prediction(run)
+    if constant is not None:
+        out.append(constant)
+    if facts.get("param_dtype") == "torch.float16" and run.probe.steps:
+        out.append(Finding("float16-weights", 0,
+                           "the model's weights are float16 and are trained directly: "
+                           "updates under float16 resolution vanish and the loss overflows "
+                           "easily (load in float32 and use mixed precision, fp16=True / "
+                           "torch.autocast)"))
+    return out
+
+
+#: Fewest labelled rows among the last training batches for the constant-prediction
+#: finding (two batches of 16): fewer rows say little about what the model predicts.
+CONSTANT_MIN_ROWS = 32
+#: The other classes must hold at least this share of those rows ("the data has several").
+CONSTANT_MIN_OTHERS = 0.1
+#: Fewest optimizer steps for the constant-prediction finding: autofix's default budget.
+#: A healthy model first learns the class frequencies, then the inputs: measured on a tiny
+#: BERT with 80/20 labels it can learn (lr 1e-3, seeds 0-2), every row was predicted as
+#: the majority class up to steps 30-40, never over steps 51-60.
+CONSTANT_MIN_STEPS = 60
+
+
+def label_entropy(labels: list[int]) -> float:
+    """Entropy (nats) of the label frequencies in ``labels``: the cross-entropy of a model
+    that predicts those frequencies for every row (it learned the classes' shares only)."""
+    n = len(labels)
+    counts = [labels.count(c) for c in sorted(set(labels))]
+    return -sum(k / n * math.log(k / n) for k in counts)
+
+
+def constant_prediction(run: RunResult) -> Finding | None:
+    """``constant-prediction``: at the end of the run the model predicted one class for
+    every row of its last training batches (argmax of the logits, the probe's
+    ``recent_predicted``), while those rows' labels hold several classes (the others at
+    least :data:`CONSTANT_MIN_OTHERS` of :data:`CONSTANT_MIN_ROWS` rows or more), and the
+    loss of the last steps is no better than predicting the label frequencies
+    (>= ``STALL_RATIO`` x their entropy): the model learned how often each class occurs,
+    nothing from the inputs (labels not aligned with the inputs, a heavy class imbalance).
+
+    Never for a run shorter than :data:`CONSTANT_MIN_STEPS` (a healthy model predicts the
+    majority class while it learns the frequencies first), one whose loss over the last
+    half of the steps still falls significantly (95 % interval of the slope, as the stall
+    rule), nor one reported as learning slowly (a loss still at chance is what a slow
+    start looks like; that finding already says so). ``None`` when the facts are missing
+    (Keras: no logits are seen)."""
+    facts = run.probe.facts
+    preds, labels = facts.get("recent_predicted"), facts.get("recent_labels")
+    if not isinstance(preds, list) or not isinstance(labels, list) \
+            or len(preds) != len(labels) or len(labels) < CONSTANT_MIN_ROWS:
+        return None
+    losses = [s.loss for s in run.probe.steps if s.loss is not None and math.isfinite(s.loss)]
+    if len(losses) < CONSTANT_MIN_STEPS \
+            or any(f.kind == "learning-slowly" for f in run.probe.findings):
+        return None
+    trend = fit(losses[-(len(losses) // 2):])
+    if trend is not None and trend.slope + trend.half < 0:
+        return None  # the loss still falls significantly: the model is leaving the prior
+    if len(set(preds)) != 1:
+        return None
+    predicted = preds[0]
+    others = sum(1 for y in labels if y != predicted)
+    if others < CONSTANT_MIN_OTHERS * len(labels):
+        return None
+    prior = label_entropy(labels)
+    recent = sum(losses[-WINDOW:]) / len(losses[-WINDOW:])
+    if recent < STALL_RATIO * prior:
+        return None
+    shares = ", ".join(f"{c}: {labels.count(c)}" for c in sorted(set(labels)))
+    return Finding("constant-prediction", len(run.probe.steps),
+                   f"the model predicts class {predicted} for every one of the last "
+                   f"{len(labels)} training rows while their labels hold several classes "
+                   f"({shares}); the loss of the last {WINDOW} steps, {recent:.3f}, is no "
+                   f"better than predicting those class frequencies ({prior:.3f}): it learned "
+                   "how often each class occurs, nothing from the inputs. Check that the "
+                   "labels are aligned with the inputs (not shuffled or sorted separately), "
+                   "the class balance (class weights, resampling) and the learning rate")

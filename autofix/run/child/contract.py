@@ -1,0 +1,102 @@
+"""The contract between the parent and the child: the probe's event names and payload
+fields, the environment variables that switch the child's checks, and the facts both sides
+name the same way. Standard library only and free of side effects: the parent imports
+this module (and :mod:`symptoms`, the shared stall rule), never the probes themselves.
+
+Events are JSON lines appended to ``AUTOFIX_PROBE_FILE``: ``{"event": NAME, **payload}``;
+the child emits them (:mod:`events`) and ``autofix/run/probe_events.py`` reads them from
+these definitions (a test checks both sides).
+"""
+
+from __future__ import annotations
+
+
+class Env:
+    """The environment variables the parent sets for a run."""
+
+    PROBE_FILE = "AUTOFIX_PROBE_FILE"  # JSON-lines file the probe appends its events to
+    MAX_STEPS = "AUTOFIX_MAX_STEPS"  # stop training cleanly after this many steps (0: none)
+    PREFLIGHT = "AUTOFIX_PREFLIGHT"  # "1": preflight checks at train()/fit()/first batch
+    SAMPLE_ROWS = "AUTOFIX_SAMPLE_ROWS"  # cut each loaded split to this many rows (0: off)
+    RECORD_ONLY = "AUTOFIX_RECORD_ONLY"  # "1": a stall is recorded, training goes on
+
+
+class Event:
+    """The event names (``emit(Event.STEP, ...)``)."""
+
+    VERSIONS = "versions"
+    EXCEPTION = "exception"
+    TRAINER = "trainer"
+    DATASET = "dataset"
+    KERAS = "keras"
+    STEP = "step"
+    SYMPTOM = "symptom"
+    NUM_CLASSES = "num_classes"
+    BUDGET_REACHED = "budget_reached"
+    EARLY_EVAL = "early_eval"
+    PROBE_ERROR = "probe_error"
+    EXIT = "exit"
+    PREFLIGHT = "preflight"
+    FINDING = "finding"
+    BUDGET_EXTENDED = "budget_extended"
+    TRAIN_FACTS = "train_facts"
+    WOULD_STOP = "would_stop"
+    SAMPLED = "sampled"
+    PREFLIGHT_FAULT = "preflight_fault"
+
+
+#: Fields of a ``dataset`` event and of each entry of a ``trainer`` event's ``datasets``:
+#: role, column names, rows, the label column, its kind ("int"/"str"/"float"), the
+#: ClassLabel's number of classes, or the label range over the whole split.
+DATASET_FIELDS = ("role", "columns", "num_rows", "label_column", "label_kind",
+                  "label_classes", "label_min", "label_max")
+
+#: Every event and the payload fields it may carry (all optional to the reader).
+EVENTS: dict[str, tuple[str, ...]] = {
+    Event.VERSIONS: ("versions",),  # {distribution: version}
+    # type (qualified), message, frames [{file, line, function, text}], chain [exception]
+    Event.EXCEPTION: ("type", "message", "frames", "chain"),
+    Event.TRAINER: ("trainer_class", "model_class", "num_labels", "datasets"),
+    Event.DATASET: (*DATASET_FIELDS, "requested"),
+    Event.KERAS: ("keras", "model_class", "hf_model", "num_labels", "optimizer", "lr", "loss",
+                  "from_logits"),
+    Event.STEP: ("step", "loss", "lr"),  # loss: number, or "nan"/"inf" as a string
+    # samples: [{index, label, loss}] of the first non-finite batch (nan-loss)
+    Event.SYMPTOM: ("kind", "step", "evidence", "num_classes", "num_labels", "samples",
+                    "analysis_error"),
+    Event.NUM_CLASSES: ("value",),
+    Event.BUDGET_REACHED: ("step",),
+    Event.EARLY_EVAL: ("rows",),
+    Event.PROBE_ERROR: ("where", "message"),  # a probe failed; the script ran on
+    Event.EXIT: ("code", "stopped"),
+    # a preflight check that failed (issue 10): the check's name and the exception the
+    # run would raise (as ``exception``)
+    Event.PREFLIGHT: ("check", "type", "message", "frames", "chain"),
+    # a preflight check that found a fault the run would not raise but trains on (issue 8,
+    # "trains, but wrongly"): the check, the fault's category id and the evidence line
+    Event.PREFLIGHT_FAULT: ("check", "category", "evidence"),
+    # something a healthy run showed (issue 8: learning-slowly...), not a failure
+    Event.FINDING: ("kind", "step", "evidence"),
+    # an unclear stall verdict at the budget: training goes on to ``limit`` (issue 8)
+    Event.BUDGET_EXTENDED: ("step", "limit", "window_mean", "reason"),
+    # facts gathered over the run for the "trains wrongly" findings (issue 8): parameter
+    # counts and dtype, optimizer steps, backward and zero_grad calls, and the argmax
+    # predictions and labels (lists of class ids, row by row) of the last ``RECENT_BATCHES``
+    # training forwards of a classification model
+    Event.TRAIN_FACTS: ("params_total", "params_trainable", "param_dtype", "optimizer_steps",
+                        "backward_calls", "zero_grad_calls", "recent_predicted",
+                        "recent_labels"),
+    # record-only benchmark mode: the symptom that would have stopped the run
+    Event.WOULD_STOP: ("kind", "step", "evidence", "num_classes", "num_labels", "samples",
+                       "analysis_error"),
+    # a dataset split cut for a diagnosis run (--sample-rows), with the whole split's
+    # label range
+    Event.SAMPLED: ("origin", "split", "rows", "kept", "label_column", "label_min",
+                    "label_max"),
+}
+
+
+#: Keras cross-entropies that read the model's outputs as probabilities unless they are
+#: given ``from_logits=True`` (a string name always means ``from_logits=False``).
+PROBABILITY_LOSSES = ("sparse_categorical_crossentropy", "categorical_crossentropy",
+                      "binary_crossentropy")

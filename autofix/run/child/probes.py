@@ -1,0 +1,446 @@
+"""Training probes installed into the child without changing the user's file.
+
+Each probe is applied right after its library module is imported (``PostImportHook``):
+
+* ``transformers.trainer``: ``Trainer`` reports its datasets and ``num_labels``, records
+  each training step's loss and learning rate, and gets a callback that stops training
+  cleanly (``should_training_stop``) at the step budget or on a confirmed symptom.
+* ``tf_keras`` / ``keras``: every ``Model.fit`` gets a callback recording per-step loss
+  (derived from Keras' running mean) and learning rate, the compiled loss and optimizer,
+  and setting ``stop_training`` at the budget or on a symptom.
+* ``torch.optim.optimizer`` / ``torch._tensor``: for hand-written loops, the scalar given
+  to ``Tensor.backward`` and a global optimizer step post-hook record each step; training
+  stops by raising :class:`AutofixStop` out of ``optimizer.step()``.
+* ``transformers.modeling_utils``: every model call with ``labels`` keeps a reference to
+  its labels and logits, so a NaN step can be traced to the samples that caused it.
+* ``datasets.arrow_dataset``: ``to_tf_dataset`` reports the dataset it converts, and
+  ``torch.utils.data.dataloader``: a ``DataLoader`` reports the dataset it batches.
+
+Gradient norms are not recorded: they cost a pass over every parameter per step.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import math
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+from . import events, preflight, sampling
+from .events import (
+    AutofixStop,
+    State,
+    emit,
+    note_model,
+    note_predictions,
+    record_step,
+    set_num_classes,
+)
+
+_LABEL_COLUMNS = ("labels", "label", "label_ids")
+
+
+class PostImportHook(importlib.abc.MetaPathFinder):
+    """Calls ``patch(module)`` right after the module ``name`` is executed, whoever imports
+    it and however (``transformers`` loads submodules lazily)."""
+
+    def __init__(self, name: str, patch: Callable[[types.ModuleType], None]) -> None:
+        self.name = name
+        self.patch = patch
+
+    def _wrap(self, exec_module: Any) -> Any:
+        patch, name = self.patch, self.name
+
+        def exec_and_patch(module: types.ModuleType) -> None:
+            exec_module(module)
+            try:
+                patch(module)
+            except Exception as exc:  # noqa: BLE001
+                emit("probe_error", where=name, message=repr(exc))
+
+        return exec_and_patch
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None and spec.loader is not None:
+                spec.loader.exec_module = self._wrap(  # type: ignore[method-assign]
+                    spec.loader.exec_module)
+                return spec
+        return None
+
+
+# --- facts -------------------------------------------------------------------------
+
+
+def dataset_facts(role: str, ds: Any) -> dict[str, Any]:
+    """Columns, size and label range of a ``datasets.Dataset`` (whole split, not a batch)."""
+    facts: dict[str, Any] = {"role": role,
+                             "columns": list(getattr(ds, "column_names", None) or [])}
+    try:
+        facts["num_rows"] = len(ds)
+    except Exception:  # noqa: BLE001 - IterableDataset and friends have no len
+        facts["num_rows"] = None
+    column = next((c for c in _LABEL_COLUMNS if c in facts["columns"]), "")
+    facts["label_column"] = column
+    if not column:
+        return facts
+    feature = (getattr(ds, "features", None) or {}).get(column)
+    if feature is not None and type(feature).__name__ == "ClassLabel":
+        facts["label_kind"] = "int"
+        facts["label_classes"] = int(feature.num_classes)
+        return facts
+    try:
+        values = [v for v in ds.unique(column) if v is not None]
+    except Exception:  # noqa: BLE001 - not a datasets.Dataset
+        return facts
+    if values and all(isinstance(v, str) for v in values):
+        facts["label_kind"] = "str"
+    elif values and all(isinstance(v, (int, float)) for v in values):
+        facts["label_kind"] = "int" if all(float(v).is_integer() for v in values) else "float"
+        facts["label_min"] = min(values)
+        facts["label_max"] = max(values)
+    return facts
+
+
+def trainer_facts(trainer: Any) -> dict[str, Any]:
+    model = getattr(trainer, "model", None)
+    config = getattr(model, "config", None)
+    datasets = []
+    for role, ds in (("train", trainer.train_dataset), ("eval", trainer.eval_dataset)):
+        if isinstance(ds, dict):
+            for name, sub in ds.items():
+                datasets.append(dataset_facts(f"{role}:{name}", sub))
+        elif ds is not None:
+            datasets.append(dataset_facts(role, ds))
+    return {
+        "trainer_class": type(trainer).__name__,
+        "model_class": type(model).__name__,
+        "num_labels": getattr(config, "num_labels", None),
+        "datasets": datasets,
+    }
+
+
+def _float(value: Any) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+# --- transformers Trainer ------------------------------------------------------------
+
+
+def patch_trainer(module: types.ModuleType) -> None:
+    trainer_cls = getattr(module, "Trainer", None)
+    if trainer_cls is None or getattr(trainer_cls, "_autofix_patched", False):
+        return
+    from transformers.trainer_callback import TrainerCallback  # the child's transformers
+
+    class StopWhenTold(TrainerCallback):
+        """Stops training cleanly at the step budget or on a confirmed symptom."""
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            if State.stop:
+                control.should_training_stop = True
+            return control
+
+    original_init = trainer_cls.__init__
+    original_step = trainer_cls.training_step
+    original_train = trainer_cls.train
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        try:
+            facts = trainer_facts(self)
+            emit("trainer", **facts)
+            set_num_classes(facts["num_labels"])
+        except Exception as exc:  # noqa: BLE001
+            emit("probe_error", where="trainer_facts", message=repr(exc))
+        self.add_callback(StopWhenTold())
+
+    def train(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if preflight.ENABLED and not State.preflighted:
+            State.preflighted = True
+            errors = preflight.run_checks(self)
+            if errors:  # the run fails as it would have at its first step, all reported
+                raise errors[0]
+        if events.MAX_STEPS and not State.evaluated:
+            State.evaluated = True
+            evaluate_early(self)
+        State.in_trainer += 1
+        try:
+            return original_train(self, *args, **kwargs)
+        finally:
+            State.in_trainer -= 1
+
+    def training_step(self: Any, *args: Any, **kwargs: Any) -> Any:
+        note_model(getattr(self, "model", None))
+        loss = original_step(self, *args, **kwargs)
+        if State.stop:
+            return loss
+        try:
+            value = float(loss.detach().float().mean().item())
+        except Exception:  # noqa: BLE001
+            value = None
+        lr = None
+        optimizer = getattr(self, "optimizer", None)
+        if optimizer is not None and getattr(optimizer, "param_groups", None):
+            lr = _float(optimizer.param_groups[0].get("lr"))
+        record_step(value, lr)
+        return loss
+
+    trainer_cls.__init__ = __init__
+    trainer_cls.train = train
+    trainer_cls.training_step = training_step
+    trainer_cls._autofix_patched = True
+
+
+#: Rows of the evaluation set sent through ``evaluate`` before a verification run trains.
+EARLY_EVAL_ROWS = 32
+
+
+def evaluate_early(trainer: Any) -> None:
+    """Run ``evaluate`` (and so ``compute_metrics``) on a few eval rows before training.
+
+    A verification run stops after ``--max-steps`` steps, usually before the first
+    evaluation; faults of the evaluation path (``compute_metrics`` given logits) would stay
+    hidden. Their exceptions propagate as the script's own. Skipped when the Trainer has
+    no eval set or no ``compute_metrics``.
+    """
+    dataset = trainer.eval_dataset
+    if isinstance(dataset, dict):
+        dataset = next(iter(dataset.values()), None)
+    if dataset is None or trainer.compute_metrics is None or not hasattr(dataset, "select"):
+        return
+    emit("early_eval", rows=min(len(dataset), EARLY_EVAL_ROWS))
+    trainer.evaluate(eval_dataset=dataset.select(range(min(len(dataset), EARLY_EVAL_ROWS))))
+
+
+# --- PyTorch: hand-written loops and per-sample losses ----------------------------------
+
+
+def patch_tensor(module: types.ModuleType) -> None:
+    tensor_cls = module.Tensor
+    original_backward = tensor_cls.backward
+
+    def backward(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not State.in_trainer and self.numel() == 1:
+            State.pending_loss = float(self.detach().float().item())
+            State.backward_calls += 1
+        return original_backward(self, *args, **kwargs)
+
+    tensor_cls.backward = backward
+
+
+def patch_optimizer(module: types.ModuleType) -> None:
+    def after_step(optimizer: Any, args: Any, kwargs: Any) -> None:
+        if State.in_trainer or State.stop:
+            return
+        loss, State.pending_loss = State.pending_loss, None
+        lr = _float(optimizer.param_groups[0].get("lr")) if optimizer.param_groups else None
+        if record_step(loss, lr):
+            raise AutofixStop(State.stop)
+
+    module.register_optimizer_step_post_hook(after_step)
+    optimizer_cls = module.Optimizer
+    original_zero_grad = optimizer_cls.zero_grad
+
+    def zero_grad(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not State.in_trainer:
+            State.zero_grad_calls += 1
+        return original_zero_grad(self, *args, **kwargs)
+
+    optimizer_cls.zero_grad = zero_grad
+
+
+def patch_modeling(module: types.ModuleType) -> None:
+    model_cls = module.PreTrainedModel
+    original_call = model_cls.__call__
+
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        out = original_call(self, *args, **kwargs)
+        labels = kwargs.get("labels")
+        logits = getattr(out, "logits", None)
+        if labels is not None and logits is not None:
+            if self.training:
+                note_model(self)
+                note_predictions(labels, logits)
+            num_labels = getattr(getattr(self, "config", None), "num_labels", None)
+            State.last_batch = (labels.detach(), logits.detach(), num_labels)
+            set_num_classes(num_labels)
+        return out
+
+    model_cls.__call__ = __call__
+    original_model_zero_grad = model_cls.zero_grad
+
+    def model_zero_grad(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not State.in_trainer:
+            State.zero_grad_calls += 1
+        return original_model_zero_grad(self, *args, **kwargs)
+
+    model_cls.zero_grad = model_zero_grad
+
+
+# --- Keras ---------------------------------------------------------------------------
+
+
+def _keras_loss(loss: Any) -> dict[str, Any]:
+    """The compiled loss as the ``keras`` event reports it: a string as given, a loss object
+    by its class name and ``from_logits``, a function by its ``__name__`` (a Keras loss
+    function such as ``sparse_categorical_crossentropy``, or Hugging Face's ``dummy_loss``
+    when ``compile`` is given no loss and the model's internal loss is used)."""
+    if loss is None or isinstance(loss, str):
+        return {"loss": loss, "from_logits": None}
+    get_config = getattr(loss, "get_config", None)
+    if not callable(get_config):
+        return {"loss": getattr(loss, "__name__", type(loss).__name__), "from_logits": None}
+    try:
+        config: dict[str, Any] = get_config() or {}
+    except Exception:  # noqa: BLE001 - the probe must never break the script
+        config = {}
+    return {"loss": type(loss).__name__, "from_logits": config.get("from_logits")}
+
+
+def _keras_lr(optimizer: Any) -> float | None:
+    lr: Any = getattr(optimizer, "learning_rate", None)
+    if callable(lr) and not hasattr(lr, "numpy"):
+        lr = lr(getattr(optimizer, "iterations", 0))
+    return _float(lr.numpy() if hasattr(lr, "numpy") else lr)
+
+
+def patch_keras(module: types.ModuleType) -> None:
+    model_cls = module.Model
+    if getattr(model_cls, "_autofix_patched", False):
+        return
+    keras_name = module.__name__
+
+    class KerasProbe(module.callbacks.Callback):  # type: ignore[misc,name-defined]
+        """Records per-step loss and lr; stops fit at the budget or on a symptom."""
+
+        def on_train_begin(self, logs: Any = None) -> None:
+            model = self.model
+            config = getattr(model, "config", None)
+            num_labels = getattr(config, "num_labels", None)
+            emit("keras", keras=keras_name, model_class=type(model).__name__,
+                 hf_model=config is not None, num_labels=num_labels,
+                 optimizer=type(model.optimizer).__name__, lr=_keras_lr(model.optimizer),
+                 **_keras_loss(getattr(model, "loss", None)))
+            set_num_classes(num_labels)
+
+        def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
+            self.seen = 0
+            self.previous_mean = 0.0
+
+        def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+            mean = _float((logs or {}).get("loss"))
+            loss = None
+            if mean is not None:
+                # logs["loss"] is the running mean over the epoch (equal batches assumed)
+                self.seen += 1
+                loss = mean if self.seen == 1 or not math.isfinite(self.previous_mean) else \
+                    self.seen * mean - (self.seen - 1) * self.previous_mean
+                self.previous_mean = mean
+            if State.stop or record_step(loss, _keras_lr(self.model.optimizer)):
+                self.model.stop_training = True
+
+    original_fit = model_cls.fit
+
+    def fit(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if preflight.ENABLED:
+            preflight.before_fit(self, kwargs.get("x", args[0] if args else None))
+        probe = KerasProbe()
+        if len(args) > 5:  # fit(x, y, batch_size, epochs, verbose, callbacks, ...)
+            args = (*args[:5], [*(args[5] or []), probe], *args[6:])
+        else:
+            kwargs["callbacks"] = [*(kwargs.get("callbacks") or []), probe]
+        return original_fit(self, *args, **kwargs)
+
+    model_cls.fit = fit
+    model_cls._autofix_patched = True
+
+
+# --- datasets --------------------------------------------------------------------------
+
+
+def patch_datasets(module: types.ModuleType) -> None:
+    dataset_cls = module.Dataset
+    original = dataset_cls.to_tf_dataset
+
+    def to_tf_dataset(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            facts = dataset_facts("to_tf_dataset", self)
+            emit("dataset", requested=repr(kwargs.get("columns", args[0] if args else None)),
+                 **facts)
+        except Exception as exc:  # noqa: BLE001
+            emit("probe_error", where="to_tf_dataset", message=repr(exc))
+        if preflight.ENABLED:
+            return preflight.to_tf_dataset(self, original, args, kwargs)
+        return original(self, *args, **kwargs)
+
+    dataset_cls.to_tf_dataset = to_tf_dataset
+
+
+def patch_dataloader(module: types.ModuleType) -> None:
+    loader_cls = module.DataLoader
+    original_init = loader_cls.__init__
+
+    def __init__(self: Any, dataset: Any, *args: Any, **kwargs: Any) -> None:
+        if hasattr(dataset, "column_names") and hasattr(dataset, "unique"):
+            try:
+                facts = dataset_facts("dataloader", dataset)
+                if facts.get("label_kind") == "str":  # class names: count the classes
+                    facts["label_classes"] = len(dataset.unique(facts["label_column"]))
+                emit("dataset", **facts)
+            except Exception as exc:  # noqa: BLE001
+                emit("probe_error", where="dataloader", message=repr(exc))
+        original_init(self, dataset, *args, **kwargs)
+
+    loader_cls.__init__ = __init__
+
+
+HOOKS = (
+    ("transformers.trainer", patch_trainer),
+    ("transformers.modeling_utils", patch_modeling),
+    ("torch._tensor", patch_tensor),
+    ("torch.optim.optimizer", patch_optimizer),
+    ("tf_keras", patch_keras),
+    ("keras", patch_keras),
+    ("datasets.arrow_dataset", patch_datasets),
+    ("torch.utils.data.dataloader", patch_dataloader),
+    ("datasets.load", sampling.patch_load),
+    ("datasets.arrow_dataset", sampling.patch_constructors),
+    ("datasets.arrow_dataset", preflight.patch_map),
+    ("transformers.modeling_utils", preflight.patch_models),
+    ("torch.optim.optimizer", preflight.patch_optimizers),
+    ("torch.utils.data.dataloader", preflight.patch_loader),
+)
+
+
+def _chain(patches: list[Callable[[types.ModuleType], None]]
+           ) -> Callable[[types.ModuleType], None]:
+    """One patch that applies ``patches`` in order (one failing does not stop the next)."""
+    def patch_all(module: types.ModuleType) -> None:
+        for patch in patches:
+            try:
+                patch(module)
+            except Exception as exc:  # noqa: BLE001
+                emit("probe_error", where=module.__name__, message=repr(exc))
+
+    return patch_all
+
+
+def install() -> None:
+    """Register one post-import hook per module (first in ``sys.meta_path``) applying every
+    probe given for it in :data:`HOOKS` (two hooks for one name would find each other)."""
+    grouped: dict[str, list[Callable[[types.ModuleType], None]]] = {}
+    for name, patch in HOOKS:
+        grouped.setdefault(name, []).append(patch)
+    for name, patches in grouped.items():
+        sys.meta_path.insert(0, PostImportHook(name, _chain(patches)))

@@ -1,0 +1,95 @@
+"""Where the repair loop writes its fixes: a git branch, or memory to be replayed.
+
+The engine only needs a :class:`BranchWriter`: the branch name, the script's path in the
+repository, the source the next run executes, ``commit_fix`` and ``drop_last``.
+:class:`autofix.vcs.repo.FixBranch` writes git objects and refs directly (one machine, one
+repository). :class:`MemoryBranch` keeps the commits in memory: a Ray task or a sandboxed
+session uses it and returns them, and the driver replays them with
+:func:`replay` (``gitops`` only), so no two machines or processes write one repository.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from autofix.types import SessionResult
+from autofix.vcs.repo import open_repo, prepare_branch
+
+#: Prefix of the placeholder shas a :class:`MemoryBranch` hands out until replayed.
+PENDING = "pending-"
+
+
+class BranchWriter(Protocol):
+    """What the engine's loop writes fixes through."""
+
+    branch: str
+    rel: str
+    source: str
+
+    def commit_fix(self, content: str, message: str) -> str:
+        """Record ``content`` as the script's next version; returns the commit's id."""
+        ...
+
+    def drop_last(self) -> None:
+        """Forget the last commit (a fix that did not help); ``source`` goes back."""
+        ...
+
+
+@dataclass(frozen=True)
+class PendingCommit:
+    """A fix made in memory: the patched script and its commit message."""
+
+    key: str
+    content: str
+    message: str
+    parent_source: str
+
+
+@dataclass
+class MemoryBranch:
+    """A :class:`BranchWriter` that writes nothing: ``commits`` are replayed later.
+
+    ``source`` starts as the user's file as run (bytes decoded as UTF-8, line endings
+    kept); commit ids are placeholders ``pending-N`` until :func:`replay` maps them.
+    """
+
+    branch: str
+    rel: str
+    source: str
+    commits: list[PendingCommit] = field(default_factory=list)
+    _made: int = 0
+
+    def commit_fix(self, content: str, message: str) -> str:
+        self._made += 1
+        key = f"{PENDING}{self._made}"
+        self.commits.append(PendingCommit(key, content, message, self.source))
+        self.source = content
+        return key
+
+    def drop_last(self) -> None:
+        dropped = self.commits.pop()
+        self.source = dropped.parent_source
+
+
+def replay(script: Path, branch: str, base: str, commits: list[PendingCommit],
+           result: SessionResult) -> SessionResult:
+    """Write ``commits`` on ``branch`` (made from ``base``) in the repository holding
+    ``script`` (the user's file, on the driver's machine), and return ``result`` with
+    the placeholder ids replaced by the real shas.
+
+    The branch gets the same commits a direct session would have left (a snapshot commit
+    first when the user's file differs from ``base``). Raises :class:`AutofixError` when
+    the branch exists already or moved while being written.
+    """
+    if not commits:
+        return result
+    fixes = prepare_branch(open_repo(script), script, branch, False, base=base)
+    real = {c.key: fixes.commit_fix(c.content, c.message) for c in commits}
+    result.fixes = [dataclasses.replace(f, commit=real.get(f.commit, f.commit))
+                    for f in result.fixes]
+    result.runs = [dataclasses.replace(r, commit=real.get(r.commit, r.commit))
+                   for r in result.runs]
+    return result
