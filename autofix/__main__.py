@@ -1,5 +1,5 @@
 """``python -m autofix`` runs the CLI."""
 
-from autofix.cli.main import app
+from autofix.cli import app
 
 app(prog_name="autofix")

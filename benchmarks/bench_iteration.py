@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from autofix.loop.diagnosis import diagnose
-from autofix.loop.engine import commit_message
+from autofix.loop.messages import commit_message
 from autofix.run.runner import target_versions
 from autofix.toolkit.discovery import recipes_for
 from autofix.toolkit.recipe import apply_recipe

@@ -69,12 +69,13 @@ def bare_run(repo: Path, branch: str, script: str, python: str, max_steps: int) 
     """Wall seconds of one probe-only run of ``branch``'s script (no autofix loop)."""
     from autofix.run.programs import document_for
     from autofix.run.runner import RunSpec, run_script
+    from autofix.settings import Settings
 
     text = subprocess.run(["git", "-C", str(repo), "show", f"{branch}:{script}"],
                           capture_output=True, text=True, check=True).stdout
     source = document_for(repo / script).program(text).source
-    spec = RunSpec(python=python, script=repo / script, cwd=repo, max_steps=max_steps,
-                   env={"HF_HUB_OFFLINE": "1"})
+    spec = RunSpec(repo / script, Settings(python=python, cwd=repo, max_steps=max_steps,
+                                           env={"HF_HUB_OFFLINE": "1"}))
     return run_script(spec, source).seconds
 
 
@@ -106,14 +107,15 @@ def clean(paths: list[Path], python: str, max_steps: int) -> None:
     sampling on (as a diagnosis run), printing how many checks failed (should be 0)."""
     from autofix.run.programs import document_for
     from autofix.run.runner import RunSpec, run_script
+    from autofix.settings import Settings
 
     false = 0
     for path in paths:
         path = path.resolve()
         source = document_for(path).program(path.read_text()).source
-        spec = RunSpec(python=python, script=path, cwd=path.parent, max_steps=max_steps,
-                       env={"HF_HUB_OFFLINE": "1", "AUTOFIX_PREFLIGHT": "1",
-                            "AUTOFIX_SAMPLE_ROWS": "2000"})
+        spec = RunSpec(path, Settings(python=python, cwd=path.parent, max_steps=max_steps,
+                                      env={"HF_HUB_OFFLINE": "1", "AUTOFIX_PREFLIGHT": "1",
+                                           "AUTOFIX_SAMPLE_ROWS": "2000"}))
         run = run_script(spec, source)
         found = [f"{check}: {exc.type}: {exc.message[:80]}"
                  for check, exc in run.probe.preflight]

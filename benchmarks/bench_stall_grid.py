@@ -48,6 +48,7 @@ from typing import Any
 from autofix.loop.verdicts import findings_of, judge
 from autofix.run.child.symptoms import EXTENSION, LossMonitor
 from autofix.run.runner import RunSpec, run_script
+from autofix.settings import Settings
 from autofix.types import Diagnosis
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -213,8 +214,9 @@ def run_case(case: dict[str, Any], folder: Path) -> dict[str, Any]:
         env["AUTOFIX_RECORD_ONLY"] = "1"
     args = [str(case["lr"]), str(case["batch"]), str(case["classes"]), str(case["seed"]),
             case["fault"]]
-    run = run_script(RunSpec(python=PYTHONS[case["loop"]], script=script, cwd=folder, args=args,
-                             timeout=1800, max_steps=BUDGET, env=env), script.read_text())
+    run = run_script(RunSpec(script, Settings(python=PYTHONS[case["loop"]], cwd=folder,
+                                              args=tuple(args), timeout=1800, max_steps=BUDGET,
+                                              env=env)), script.read_text())
     probe = run.probe
     child = probe.symptom
     out = {**case, "key": key(case), "outcome": run.outcome.value, "seconds": round(run.seconds),

@@ -28,9 +28,10 @@ from pathlib import Path
 
 import git
 
-from autofix.loop.engine import Options, repair
+from autofix.loop.engine import repair
 from autofix.run.child.symptoms import WINDOW, LossMonitor
 from autofix.run.runner import RunSpec, run_script
+from autofix.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_scripts"
@@ -61,8 +62,7 @@ def scratch(base: Path, kind: str) -> Path:
 
 
 def repair_sample(script: Path, kind: str) -> str:
-    result = repair(Options(script=script, python=PYTHONS[kind], branch="fixes",
-                            cwd=script.parent))
+    result = repair(script, Settings(python=PYTHONS[kind], branch="fixes", cwd=script.parent))
     flagged = [int(m.group(1)) for r in result.runs
                if (m := re.search(r"mean of steps \d+-(\d+)", r.evidence))]
     print(f"[{kind}] {script.name}: {result.status.value} with "
@@ -80,8 +80,8 @@ def healthy_seeds(script: Path, kind: str, source: str, seeds: int) -> None:
             seeded = source.replace("set_seed(0)", f"set_seed({seed})")
         else:
             seeded = SEEDERS[kind].format(seed=seed) + source
-        run = run_script(RunSpec(python=PYTHONS[kind], script=script, cwd=script.parent,
-                                 max_steps=60, timeout=900), seeded)
+        run = run_script(RunSpec(script, Settings(python=PYTHONS[kind], cwd=script.parent,
+                                                  max_steps=60, timeout=900)), seeded)
         monitor = LossMonitor(run.probe.num_classes,
                               [s.loss for s in run.probe.steps if s.loss is not None])
         if run.probe.symptom is not None:
@@ -104,8 +104,8 @@ def overhead(script: Path, source: str, repeats: int) -> None:
         out = subprocess.run([PYTHONS["pt"], str(path)], cwd=script.parent, env=env,
                              capture_output=True, text=True, timeout=900).stdout
         plain.append(float(re.findall(r"STEPS/S ([0-9.]+)", out)[-1]))
-        run = run_script(RunSpec(python=PYTHONS["pt"], script=path, cwd=script.parent,
-                                 max_steps=0, timeout=900), timed)
+        run = run_script(RunSpec(path, Settings(python=PYTHONS["pt"], cwd=script.parent,
+                                                max_steps=0, timeout=900)), timed)
         probed.append(float(re.findall(r"STEPS/S ([0-9.]+)", run.output_tail)[-1]))
     a, b = statistics.median(plain), statistics.median(probed)
     print(f"[pt] throughput steps 10-60: plain {a:.3f} steps/s, under the probe {b:.3f} "

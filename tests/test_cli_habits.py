@@ -15,7 +15,7 @@ import git
 import jsonschema
 import pytest
 
-from autofix.loop.engine import commit_message
+from autofix.loop.messages import commit_message
 from autofix.reports.formats import SCHEMA_PATH
 from autofix.toolkit.discovery import all_recipes
 from autofix.toolkit.recipe import Recipe

@@ -6,6 +6,7 @@ commits go to a real throwaway git repo. No training: the fast tier runs these.
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -15,13 +16,15 @@ import libcst as cst
 import pytest
 from rich.console import Console
 
-from autofix.loop.engine import Options, repair
+from autofix.loop import engine
+from autofix.settings import Settings
 from autofix.reports.terminal import print_summary
 from autofix.run.runner import RunSpec
 from autofix.toolkit.discovery import recipes_for
 from autofix.toolkit.recipe import Example, Recipe, append_keyword
 from autofix.types import (
     DatasetFacts,
+    Diagnosis,
     ExceptionInfo,
     Finding,
     Frame,
@@ -56,9 +59,10 @@ class Replay:
         self.envs: list[dict[str, str]] = []
 
     def __call__(self, spec: RunSpec, source: str,
-                 on_line: Callable[[str], None] | None = None) -> RunResult:
+                 on_line: Callable[[str], None] | None = None,
+                 on_step: Callable[[int, float | None], None] | None = None) -> RunResult:
         self.sources.append(source)
-        self.envs.append(dict(spec.env))
+        self.envs.append(spec.environment)
         assert self.steps, f"run {len(self.sources)} was not expected"
         step = self.steps.pop(0)
         return step(spec, source) if callable(step) else step
@@ -114,12 +118,38 @@ def course_trainer(label_max: int = 2, columns: tuple[str, ...] = (
         DatasetFacts("train", columns, 600, "label", "int", None, 0, label_max),))
 
 
+@dataclass(frozen=True)
+class Case:
+    """A script in a throwaway repository and the settings it is repaired with."""
+
+    script: Path
+    settings: Settings
+
+
 def setup(tmp_path: Path, source: str = COURSE, name: str = "train.py",
-          **options: object) -> tuple[git.Repo, Options]:
+          **settings: object) -> tuple[git.Repo, Case]:
     repo = make_repo(tmp_path / "repo", {name: source})
     root = Path(str(repo.working_tree_dir))
-    return repo, Options(script=root / name, python=sys.executable, branch="fixes",
-                         cwd=root, **options)  # type: ignore[arg-type]
+    return repo, Case(root / name, Settings(python=sys.executable, branch="fixes", cwd=root,
+                                            **settings))  # type: ignore[arg-type]
+
+
+def no_drift(source: str, python: str, versions: dict[str, str]) -> list[Diagnosis]:
+    """The API check of a script without drift, answered at once (the real one imports the
+    library in the target interpreter; ``tests/test_drift.py`` runs it)."""
+    return []
+
+
+def installed(python: str) -> dict[str, str]:
+    """The target environment's versions, as the real lookup reports them."""
+    return {"python": "3.11.7", **VERSIONS}
+
+
+def repair(case: Case, **parts: object) -> SessionResult:
+    """:func:`autofix.loop.engine.repair` on ``case``, with no process started: runs are
+    replayed (``runner``), the API check and the version lookup answer at once."""
+    kwargs: dict[str, object] = {"api_check": no_drift, "versions": installed, **parts}
+    return engine.repair(case.script, case.settings, **kwargs)  # type: ignore[arg-type]
 
 
 def branch_source(repo: git.Repo, name: str = "train.py") -> str:
@@ -569,7 +599,7 @@ def test_ctrl_c_during_a_run_keeps_the_fixes_committed_so_far(tmp_path: Path) ->
     assert [f.recipe for f in result.fixes] == ["raw-dataset"]
 
 
-class InterruptAfterDiagnosis:
+class InterruptAfterDiagnosis(engine.NullObserver):
     """An observer that gets Ctrl-C between diagnosis and the recipe (run_finished is
     called before a run's fix only when it gave up; here: the first run_finished)."""
 
@@ -587,7 +617,7 @@ class InterruptAfterDiagnosis:
 def test_ctrl_c_between_phases_leaves_a_consistent_branch(tmp_path: Path) -> None:
     repo, options = setup(tmp_path)
     script = options.script.resolve()
-    result = repair(options, InterruptAfterDiagnosis(),
+    result = repair(options, observer=InterruptAfterDiagnosis(),
                     runner=Replay(raw_dataset_run(script), ragged_run(script)))
     assert result.interrupted
     # run 2's fix was committed before run_finished; the branch and the result agree

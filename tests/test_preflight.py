@@ -256,7 +256,8 @@ def test_api_check_alongside_run_1(tmp_path: Path) -> None:
     """The API check (real, in this interpreter's transformers) runs while run 1 does: on
     drift, run 1 is not counted and runs again on the fixed source; without drift, run 1
     is the only run and nothing waits for a second one."""
-    from autofix.loop.engine import Options, repair
+    from autofix.loop.engine import repair
+    from autofix.settings import Settings
     from autofix.run.runner import RunSpec
     from autofix.types import ProbeReport, RunOutcome, RunResult, StepRecord
 
@@ -264,7 +265,8 @@ def test_api_check_alongside_run_1(tmp_path: Path) -> None:
 
     sources: list[str] = []
 
-    def runner(spec: RunSpec, source: str, on_line: object = None) -> RunResult:
+    def runner(spec: RunSpec, source: str, on_line: object = None,
+               on_step: object = None) -> RunResult:
         sources.append(source)
         report = ProbeReport(steps=[StepRecord(i + 1, 1.1 - 0.02 * i, 5e-5)
                                     for i in range(60)], num_classes=3, budget_reached=True)
@@ -273,16 +275,16 @@ def test_api_check_alongside_run_1(tmp_path: Path) -> None:
     drifted = "from transformers import AdamW\nprint('train')\n"
     repo = make_repo(tmp_path / "repo", {"train.py": drifted})
     root = Path(str(repo.working_tree_dir))
-    result = repair(Options(script=root / "train.py", python=sys.executable, branch="fixes",
-                            cwd=root, sample_rows=0), runner=runner)
+    result = repair(root / "train.py", Settings(python=sys.executable, branch="fixes",
+                                                cwd=root, sample_rows=0), runner=runner)
     assert [f.category for f in result.fixes] == ["api-drift"]
     assert [r.n for r in result.runs] == [1]
     assert len(sources) == 2 and "from torch.optim import AdamW" in sources[1]
     clean = make_repo(tmp_path / "clean", {"train.py": "from transformers import Trainer\n"})
     sources.clear()
     root = Path(str(clean.working_tree_dir))
-    result = repair(Options(script=root / "train.py", python=sys.executable, branch="fixes",
-                            cwd=root, sample_rows=0), runner=runner)
+    result = repair(root / "train.py", Settings(python=sys.executable, branch="fixes",
+                                                cwd=root, sample_rows=0), runner=runner)
     assert (result.fixes, [r.n for r in result.runs], len(sources)) == ([], [1], 1)
 
 

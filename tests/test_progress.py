@@ -9,7 +9,7 @@ import time
 from rich.console import Console
 
 from autofix.batch.local import Row
-from autofix.cli.main import _rows_table
+from autofix.cli.batch import rows_table as _rows_table
 from autofix.reports.terminal import ConsoleObserver
 
 

@@ -16,7 +16,7 @@ import git
 import pytest
 
 from autofix.batch.local import BatchOptions, Row, run_batch
-from autofix.loop.engine import Options
+from autofix.settings import Settings
 
 from .conftest import ROOT, TEST_SCRIPTS, make_repo, snapshot, trailers
 
@@ -58,9 +58,8 @@ def check_repository(repo: git.Repo, rows: list[Row], base: str) -> None:
         assert "from torch.optim import AdamW" in source
 
 
-def template() -> Options:
-    return Options(script=Path("."), timeout=120, max_steps=5, max_iterations=3,
-                   env={"OMP_NUM_THREADS": "1"})
+def template() -> Settings:
+    return Settings(timeout=120, max_steps=5, max_iterations=3, env={"OMP_NUM_THREADS": "1"})
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from autofix.cli.main import recipes_markdown
+from autofix.cli.listing import recipes_markdown
 
 from .conftest import ROOT
 

@@ -9,13 +9,15 @@ import time
 from pathlib import Path
 
 from autofix.run.runner import OUTPUT_TAIL_BYTES, RunSpec, run_script, target_versions
+from autofix.settings import Settings
 from autofix.types import RunOutcome
 
 from .conftest import TEST_SCRIPTS
 
 
 def spec_for(script: Path, cwd: Path, **kw: object) -> RunSpec:
-    return RunSpec(python=sys.executable, script=script, cwd=cwd, **kw)  # type: ignore[arg-type]
+    settings = Settings(python=sys.executable, cwd=cwd, **kw)  # type: ignore[arg-type]
+    return RunSpec(script, settings)
 
 
 def test_child_sees_user_path_args_and_cwd_and_patched_lines(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ import pytest
 
 from autofix.run.runner import RunSpec, run_script
 from autofix.run.sandbox import Sandbox, confine, isolation, scrub_env
+from autofix.settings import Settings
 
 from .conftest import TEST_SCRIPTS, make_repo, run_autofix, snapshot
 
@@ -142,8 +143,8 @@ def test_without_sandbox_the_same_script_reaches_the_server(tmp_path: Path,
     """The control: the listener works, so the cut above is the sandbox's doing."""
     script = tmp_path / "phone_home.py"
     source = (HOSTILE / "phone_home.py").read_text().replace("@PORT@", str(listener.port))
-    result = run_script(RunSpec(python=sys.executable, script=script, cwd=tmp_path,
-                                timeout=60), source)
+    result = run_script(RunSpec(script, Settings(python=sys.executable, cwd=tmp_path,
+                                                 timeout=60)), source)
     assert "connected and sent" in result.output_tail
     listener.thread.join(timeout=0.5)
     assert b"stolen secret" in listener.received

@@ -1,6 +1,6 @@
 """The Ray backend of ``autofix batch``: one Ray task per script, git written here only.
 
-Each task repairs one script detached from git (:func:`autofix.batch.local.repair_detached`)
+Each task repairs one script detached from git (:func:`autofix.batch.jobs.repair_detached`)
 and returns its result and its commits; this process (the driver) replays them on the
 script's branch (:func:`autofix.vcs.writers.replay`), so no two machines write one repository.
 The work tree reaches a worker through the shared filesystem when every node is this
@@ -13,6 +13,7 @@ kills its child's process group).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import socket
@@ -26,7 +27,7 @@ from typing import Any
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from autofix.batch.local import Job, Row, repair_detached
+from autofix.batch.jobs import Job, Row, repair_detached
 from autofix.errors import AutofixError
 from autofix.types import Diagnosis, RunRecord, SessionResult, Status
 from autofix.vcs.writers import PendingCommit, replay
@@ -101,6 +102,9 @@ class _TaskObserver:
         if record.commit:
             self.fixes += len(record.recipe.split(", "))
         self._put(fixes=self.fixes, note=diagnosis.category if diagnosis else record.outcome)
+
+    def step(self, n: int, loss: float | None) -> None:
+        pass
 
 
 def _repair_task(job: Job, root: str, progress: Any, submitted: float) -> TaskResult:
@@ -193,10 +197,11 @@ def run_on_ray(jobs: list[Job], rows: list[Row], root: Path, base: str,
         pending: dict[Any, int] = {}
         submitted: dict[int, float] = {}
         for job in jobs:
-            env = {**job.env, "OMP_NUM_THREADS": job.env.get("OMP_NUM_THREADS", str(cpus))}
+            env = {**job.settings.env,
+                   "OMP_NUM_THREADS": job.settings.env.get("OMP_NUM_THREADS", str(cpus))}
             submitted[job.index] = time.time()
-            ref = task.remote(Job(**{**job.__dict__, "env": env}), shared_root, progress,
-                              submitted[job.index])
+            ref = task.remote(dataclasses.replace(job, settings=dataclasses.replace(
+                job.settings, env=env)), shared_root, progress, submitted[job.index])
             pending[ref] = job.index
         _collect(pending, rows, root, base, progress, notify, cancel)
     finally:

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from autofix.cli.boundary import boundary
 from autofix.errors import AutofixError
 from autofix.vcs.repo import (
     Repo,
@@ -21,35 +22,21 @@ from autofix.vcs.repo import (
     undo_last,
 )
 
-EXIT_USAGE = 2
+
+def _repo() -> Repo:
+    return repo_containing(Path.cwd())
 
 
-def _repo(err: Console) -> Repo:
-    try:
-        return repo_containing(Path.cwd())
-    except AutofixError as exc:
-        err.print(f"[bold red]error:[/bold red] {escape(str(exc))}")
-        raise typer.Exit(EXIT_USAGE) from None
-
-
-def _branch(repo: Repo, err: Console, branch: str | None) -> str:
-    """``branch``, else the only autofix branch there is (exit 2 when ambiguous/none)."""
+def _branch(repo: Repo, branch: str | None) -> str:
+    """``branch``, else the only autofix branch there is (:class:`AutofixError`, exit 2,
+    when there is none or several)."""
     if branch:
         return branch
     names = [b.name for b in autofix_branches(repo)]
     if len(names) == 1:
         return names[0]
-    err.print("[bold red]error:[/bold red] " + (
-        "no autofix branch in this repository" if not names else
-        f"name the branch: {', '.join(names)}"))
-    raise typer.Exit(EXIT_USAGE)
-
-
-def _fail(err: Console, exc: AutofixError) -> typer.Exit:
-    err.print(f"[bold red]error:[/bold red] {escape(str(exc))}")
-    if exc.hint:
-        err.print(f"  hint: {escape(exc.hint)}")
-    return typer.Exit(EXIT_USAGE)
+    raise AutofixError("no autofix branch in this repository" if not names else
+                       f"name the branch: {', '.join(names)}")
 
 
 def register(app: typer.Typer) -> None:
@@ -60,12 +47,10 @@ def register(app: typer.Typer) -> None:
             help="An autofix branch (default: the only one).")] = None) -> None:
         """List a branch's autofix commits, newest first, from their trailers."""
         console, err = Console(highlight=False, soft_wrap=True), Console(stderr=True)
-        repo = _repo(err)
-        name = _branch(repo, err, branch)
-        try:
+        with boundary(err):
+            repo = _repo()
+            name = _branch(repo, branch)
             commits = branch_log(repo, name)
-        except AutofixError as exc:
-            raise _fail(err, exc) from None
         if not commits:
             console.print(f"{name}: no autofix commit at its tip")
             return
@@ -81,12 +66,10 @@ def register(app: typer.Typer) -> None:
         """Drop the branch's last autofix commit (only autofix's own, only at the tip, never
         on a checked-out branch)."""
         console, err = Console(highlight=False), Console(stderr=True)
-        repo = _repo(err)
-        name = _branch(repo, err, branch)
-        try:
+        with boundary(err):
+            repo = _repo()
+            name = _branch(repo, branch)
             dropped = undo_last(repo, name)
-        except AutofixError as exc:
-            raise _fail(err, exc) from None
         console.print(f"dropped {dropped.sha[:8]} ({dropped.category}: "
                       f"{escape(dropped.subject)}) from {name}; "
                       f"`git branch -f {name} {dropped.sha[:8]}` brings it back")
@@ -97,8 +80,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """List autofix's branches: autofix commits at the tip, merged into HEAD or not."""
         console, err = Console(highlight=False), Console(stderr=True)
-        repo = _repo(err)
-        found = autofix_branches(repo)
+        with boundary(err):
+            repo = _repo()
+            found = autofix_branches(repo)
         table = Table("branch", "commits", "merged", "last fix")
         table.columns[0].no_wrap = True
         for info in found:
@@ -108,8 +92,9 @@ def register(app: typer.Typer) -> None:
             console.print(table if found else "no autofix branch")
             return
         deleted = [i for i in found if i.merged and not i.checked_out]
-        for info in deleted:
-            delete_branch(repo, info)
-            console.print(f"deleted {info.name} (merged)")
+        with boundary(err):
+            for info in deleted:
+                delete_branch(repo, info)
+                console.print(f"deleted {info.name} (merged)")
         if not deleted:
             console.print("no merged autofix branch to delete")

@@ -16,20 +16,19 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import functools
 import re
 import threading
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from autofix.categories import SLOW_TRIAL, Place, all_categories, get_category, is_category
+from autofix.categories import Place, all_categories, get_category, is_category
 from autofix.errors import AutofixError, save_traceback
 from autofix.loop.api_check import api_diagnoses
-from autofix.loop.fixgroups import FixGroup, symptom_of
+from autofix.loop.fixgroups import FixGroup
+from autofix.loop.messages import commit_message
 from autofix.loop.verdicts import (
-    PREFLIGHT_FAULT,
     fault_diagnosis,
     findings_of,
     healthy_evidence,
@@ -38,8 +37,8 @@ from autofix.loop.verdicts import (
 from autofix.paths import relative_paths
 from autofix.run.child.contract import Env
 from autofix.run.programs import Program, document_for
-from autofix.run.runner import RunSpec, default_python, run_script, target_versions
-from autofix.run.sandbox import Sandbox
+from autofix.run.runner import RunSpec, run_script, target_versions
+from autofix.settings import Settings
 from autofix.toolkit.discovery import recipes_for
 from autofix.toolkit.recipe import Recipe, apply_recipe
 from autofix.types import (
@@ -62,48 +61,23 @@ from autofix.types import (
 from autofix.vcs.repo import open_repo, prepare_branch
 from autofix.vcs.writers import BranchWriter
 
-#: Runs one program: ``runner(spec, source, on_line) -> RunResult`` (default
-#: :func:`autofix.run.runner.run_script`; tests replay saved results).
-Runner = Callable[[RunSpec, str, Callable[[str], None] | None], RunResult]
+#: Runs one program: ``runner(spec, source, on_line, on_step) -> RunResult`` (default
+#: :func:`autofix.run.runner.run_script`; tests replay saved results). ``on_line`` gets
+#: each output line, ``on_step(step, loss)`` each optimizer step the probe records.
+Runner = Callable[[RunSpec, str, Callable[[str], None] | None,
+                   Callable[[int, float | None], None] | None], RunResult]
 #: The recipes for a category id, in the order to try them (default
 #: :func:`autofix.toolkit.discovery.recipes_for`).
 RecipeLookup = Callable[[str], tuple[type[Recipe], ...]]
+#: The API drift check before run 1: ``api_check(source, python, versions)`` gives the
+#: diagnoses the installed library would raise (default
+#: :func:`autofix.loop.api_check.api_diagnoses`, one import of the library in the target
+#: interpreter; replayed tests pass one that answers at once).
+ApiCheck = Callable[[str, str, dict[str, str]], list[Diagnosis]]
+#: The target interpreter's versions (default :func:`autofix.run.runner.target_versions`).
+VersionLookup = Callable[[str], dict[str, str]]
 #: What applying recipes for one diagnosis gave: the committed fixes, or why none.
 ApplyDecision = list[FixRecord] | NoRecipe | NotApplicable | RecipeCrashed
-
-
-@dataclass
-class Options:
-    """What the user asked for; defaults match the CLI's."""
-
-    script: Path
-    python: str = field(default_factory=default_python)
-    args: Sequence[str] = ()
-    branch: str | None = None
-    cwd: Path = field(default_factory=Path.cwd)
-    timeout: float | None = 600.0
-    max_steps: int = 60
-    max_iterations: int = 8
-    resume: bool = False
-    init: bool = False
-    base: str | None = None  # commit to branch from (batch mode: one HEAD for all)
-    cancel: threading.Event | None = None
-    env: dict[str, str] = field(default_factory=dict)  # extra environment for every run
-    # issue 12: fixes go to this writer instead of a git branch (a Ray task, a sandboxed
-    # session: the driver replays them with autofix.vcs.writers.replay)
-    writer: BranchWriter | None = None
-    sandbox: Sandbox | None = None  # issue 12: limits and isolation for every run
-    launcher: str = ""  # issue 12: "torchrun" or "accelerate" (runner.launch_command)
-    nproc_per_node: int = 1
-    only: Sequence[str] = ()  # recipe ids allowed (empty: all)
-    skip: Sequence[str] = ()  # recipe ids never applied
-    dry_run: bool = False  # commits go to a temporary object store and no ref is written
-    #: Diagnosis runs cut each dataset split the script loads to this many rows (0: off);
-    #: a healthy run on cut data is followed by one on the data as the script loads it.
-    sample_rows: int = 2000
-    #: One fault per run (the behaviour before preflight): no API check before the first
-    #: run, no preflight checks at train()/fit().
-    one_at_a_time: bool = False
 
 
 class Observer(Protocol):
@@ -114,6 +88,8 @@ class Observer(Protocol):
     def output_line(self, line: str) -> None: ...
 
     def run_finished(self, record: RunRecord, diagnosis: Diagnosis | None) -> None: ...
+
+    def step(self, n: int, loss: float | None) -> None: ...
 
 
 class NullObserver:
@@ -126,6 +102,9 @@ class NullObserver:
         pass
 
     def run_finished(self, record: RunRecord, diagnosis: Diagnosis | None) -> None:
+        pass
+
+    def step(self, n: int, loss: float | None) -> None:
         pass
 
 
@@ -162,69 +141,46 @@ def default_branch(script: Path) -> str:
     return f"autofix/{stem or 'script'}"
 
 
-def commit_message(recipe: type[Recipe], outcome: Applied, diag: Diagnosis, run_n: int,
-                   rel: str, place: str = "") -> str:
-    """The fix commit's message: subject, evidence, recipe summary and trailers.
+@dataclass(frozen=True)
+class _Parts:
+    """The collaborators of one session (see :func:`repair`)."""
 
-    ``place`` names the failing line for a person (``"cell 3, line 2"`` in a notebook).
-    """
-    where = f"{rel}:{diag.line}" if diag.line else rel
-    if place and not place.startswith("line "):
-        where = f"{rel}, {place}"
-    symptom = symptom_of(diag)
-    happened = f"Run {run_n} showed {symptom}" if symptom else f"Run {run_n} failed with"
-    if diag.via == "api-preflight":
-        happened = "Before the first run, the installed library would raise"
-    elif diag.via == SLOW_TRIAL:
-        happened = f"Run {run_n} trained without a fault but was not clearly learning (this " \
-                   "fix is a trial, kept only if the next run proves it)"
-        symptom = SLOW_TRIAL
-    elif diag.via == PREFLIGHT_FAULT:
-        happened = f"Run {run_n}, before its first training step, found"
-    lines = [f"autofix: {recipe.title}", "", f"{happened}:", f"    {diag.evidence}"]
-    if not symptom and diag.via != PREFLIGHT_FAULT:
-        lines.append(f"at {where}" + (f": {diag.line_text.strip()}" if diag.line_text else ""))
-    if diag.via and is_category(diag.via) and get_category(diag.via).rerun_env:
-        lines.append(f"(found by a rerun after {diag.via}: {get_category(diag.via).rerun_note};"
-                     " the first error pointed at the wrong line)")
-    if diag.details:
-        header = "Training evidence:" if symptom else (
-            "Preflight evidence:" if diag.via == PREFLIGHT_FAULT else "Key traceback lines:")
-        lines += ["", header, *(f"    {d}" for d in diag.details)]
-    lines += ["", f"Change: {outcome.summary}", "",
-              f"Autofix-Category: {diag.category}", f"Autofix-Recipe: {recipe.id}"]
-    if diag.via:
-        lines.append(f"Autofix-Via: {diag.via}")
-    return "\n".join(lines) + "\n"
+    observer: Observer
+    cancel: threading.Event | None
+    writer: BranchWriter | None
+    base: str | None
+    runner: Runner
+    recipes: RecipeLookup
+    api_check: ApiCheck
+    versions: VersionLookup
 
 
 class _Session:
-    def __init__(self, options: Options, observer: Observer, runner: Runner,
-                 recipes: RecipeLookup) -> None:
-        self.o = options
-        self.observer = observer
-        self.runner = runner
+    def __init__(self, script: Path, settings: Settings, parts: _Parts) -> None:
+        self.o = settings
+        self.observer = parts.observer
+        self.cancel = parts.cancel
+        self.runner = parts.runner
+        self.api_check = parts.api_check
         self.recipes: RecipeLookup = lambda category: tuple(
-            r for r in recipes(category)  # --only / --skip
-            if (not options.only or r.id in options.only) and r.id not in options.skip)
-        self.script = check_script(options.script)
-        self.versions = target_versions(options.python)
+            r for r in parts.recipes(category) if settings.allows(r.id))  # --only / --skip
+        self.script = check_script(script)
+        self.versions = parts.versions(settings.python)
         self.branch: BranchWriter
-        if options.writer is not None:
-            self.branch = options.writer
+        if parts.writer is not None:
+            self.branch = parts.writer
         else:
-            repo = open_repo(self.script, init=options.init)
+            repo = open_repo(self.script, init=settings.init)
             self.branch = prepare_branch(
-                repo, self.script, options.branch or default_branch(self.script),
-                options.resume, base=options.base, dry_run=options.dry_run)
-        earlier: list[str] = getattr(self.branch, "autofix_commits", list)()
+                repo, self.script, settings.branch or default_branch(self.script),
+                settings.resume, base=parts.base, dry_run=settings.dry_run)
         self.result = SessionResult(Status.ERROR, self.branch.branch, "not run",
-                                    versions=dict(self.versions), dry_run=options.dry_run,
-                                    earlier_fixes=len(earlier))
+                                    versions=dict(self.versions), dry_run=settings.dry_run,
+                                    earlier_fixes=len(self.branch.autofix_commits()))
         self.n = 0
         self.note = ""
         self.next_note = ""  # the note of the next run when the loop starts it
-        self.sampling = options.sample_rows > 0
+        self.sampling = settings.sample_rows > 0
         self.attempts = 0
         self.document = document_for(self.script)
         #: Set when the API check running alongside run 1 found drift: run 1 is stopped.
@@ -240,19 +196,12 @@ class _Session:
         note, self.next_note = note or self.next_note, ""
         self.note = note
         self.observer.run_started(self.n, note)
-        spec = RunSpec(python=self.o.python, script=self.script, cwd=self.o.cwd,
-                       args=self.o.args, timeout=self.o.timeout, max_steps=self.o.max_steps,
-                       env={**self.checks(), **self.o.env, **(env or {})},
-                       cancel=_Either(self.drift_found, self.o.cancel),
-                       sandbox=self.o.sandbox, launcher=self.o.launcher,
-                       nproc_per_node=self.o.nproc_per_node)
+        spec = RunSpec(self.script, self.o, env={**self.checks(), **(env or {})},
+                       cancel=_Either(self.drift_found, self.cancel))
         program = self.program
         self.result.skipped = program.skipped
-        runner = self.runner
-        on_step = getattr(self.observer, "step", None)
-        if runner is run_script and on_step is not None:  # live steps for the status line
-            runner = functools.partial(run_script, on_step=on_step)
-        result = runner(spec, program.source, self.observer.output_line)
+        result = self.runner(spec, program.source, self.observer.output_line,
+                             self.observer.step)
         self.result.warnings += [f"run {self.n}: a probe failed inside the script's process "
                                  f"({e}); its facts are missing" for e in result.probe.probe_errors]
         return result
@@ -291,10 +240,7 @@ class _Session:
         found = judge(run, self.script)
         if not isinstance(found, Diagnosis):
             return found
-        root = str(self.script.parent)
-        repo = getattr(self.branch, "repo", None)
-        if repo is not None:
-            root = str(repo.working_tree_dir)
+        root = self.branch.root
         category = get_category(found.category) if is_category(found.category) else None
         if category is not None and category.explain is not None:
             found = category.explain(found, Place(self.o.cwd, root))
@@ -338,7 +284,7 @@ class _Session:
 
         def check() -> None:
             try:
-                found = api_diagnoses(source, self.o.python, self.versions)
+                found = self.api_check(source, self.o.python, self.versions)
             except Exception:  # noqa: BLE001 - a check that cannot run blocks nothing
                 found = []
             box.append(found)
@@ -404,7 +350,7 @@ class _Session:
                 judged = self.run_and_judge()
             except KeyboardInterrupt:
                 if box is None or not self.drift_found.is_set() or (
-                        self.o.cancel is not None and self.o.cancel.is_set()):
+                        self.cancel is not None and self.cancel.is_set()):
                     raise
                 judged, stopped = None, True  # run 1 stopped: the API check found drift
             if box is not None:  # run 1 ran the source as given: drift fixes come first
@@ -567,10 +513,10 @@ class _Session:
                 if recipe.category != cause:  # a root cause behind another face
                     cause_diag = dataclasses.replace(cause_diag, category=recipe.category,
                                                      via=diag.via or cause)
+                rank = f"{probe.rank} of {self.o.nproc_per_node}" if probe.rank is not None \
+                    else ""  # a distributed launch: which rank failed first
                 message = commit_message(recipe, outcome, cause_diag, number,
-                                         self.branch.rel, where)
-                if probe.rank is not None:  # issue 12: which rank failed first
-                    message += f"Autofix-Rank: {probe.rank} of {self.o.nproc_per_node}\n"
+                                         self.branch.rel, where, rank)
                 before = self.branch.source
                 sha = self.branch.commit_fix(
                     self.document.content(self.branch.source, outcome.source), message)
@@ -605,17 +551,30 @@ class _Either(threading.Event):
         return super().is_set() or any(e.is_set() for e in self.events)
 
 
-def repair(options: Options, observer: Observer | None = None, *,
-           runner: Runner = run_script, recipes: RecipeLookup = recipes_for) -> SessionResult:
-    """Repair ``options.script`` on its branch until it trains or autofix gives up.
+def repair(script: Path | str, settings: Settings | None = None, *,
+           observer: Observer | None = None, cancel: threading.Event | None = None,
+           writer: BranchWriter | None = None, base: str | None = None,
+           runner: Runner = run_script, recipes: RecipeLookup = recipes_for,
+           api_check: ApiCheck = api_diagnoses,
+           versions: VersionLookup = target_versions) -> SessionResult:
+    """Repair ``script`` on its branch until it trains or autofix gives up.
 
-    ``runner`` runs one program (default: a real child process); ``recipes`` gives the
-    recipes for a category id (default: the registry). Returns the
-    :class:`SessionResult` (``interrupted`` set after Ctrl-C, with the child killed and
-    the branch as of the last completed commit). Raises :class:`AutofixError` for usage
-    and environment errors (before the first run, or a git failure during one).
+    ``settings`` are the user's options (default: the CLI's defaults). The collaborators:
+    ``observer`` gets progress; ``cancel`` stops the running child when set (batch mode's
+    Ctrl-C); ``writer`` receives the fixes instead of a git branch (a Ray task, a
+    sandboxed session: the driver replays them with :func:`autofix.vcs.writers.replay`);
+    ``base`` is the commit to branch from (batch mode: one HEAD for all); ``runner`` runs
+    one program (default: a real child process); ``recipes`` gives the recipes for a
+    category id (default: the registry); ``api_check`` and ``versions`` ask the target
+    interpreter. Returns the :class:`SessionResult` (``interrupted`` set after Ctrl-C,
+    with the child killed and the branch as of the last completed commit). Raises
+    :class:`AutofixError` for usage and environment errors (before the first run, or a git
+    failure during one).
     """
-    session = _Session(options, observer or NullObserver(), runner, recipes)
+    settings = settings or Settings()
+    parts = _Parts(observer or NullObserver(), cancel, writer, base, runner, recipes,
+                   api_check, versions)
+    session = _Session(Path(script), settings, parts)
     try:
         return session.loop()
     except KeyboardInterrupt:
@@ -624,14 +583,12 @@ def repair(options: Options, observer: Observer | None = None, *,
             session.result.runs.append(RunRecord(  # the run Ctrl-C cut short
                 n=session.n, outcome=RunOutcome.INTERRUPTED.value, category="",
                 evidence="interrupted by the user", seconds=0.0,
-                max_steps=options.max_steps, note=session.note))
+                max_steps=settings.max_steps, note=session.note))
         return session.finish(Status.ERROR, "interrupted by the user; the branch holds the "
                                             "fixes committed so far")
     finally:
-        diff_stat = getattr(session.branch, "diff_stat", None)
-        if diff_stat is not None:  # a git branch (a memory branch has no diff of its own)
-            session.result.base, session.result.diff_stat = diff_stat()
-            session.branch.close()  # type: ignore[attr-defined]
+        session.result.base, session.result.diff_stat = session.branch.diff_stat()
+        session.branch.close()
 
 
 def unified_diff(before: str, after: str, rel: str) -> str:
@@ -642,5 +599,5 @@ def unified_diff(before: str, after: str, rel: str) -> str:
                                         f"a/{rel}", f"b/{rel}"))
 
 
-__all__ = ["Observer", "NullObserver", "Options", "Runner", "RecipeLookup", "check_script",
-           "commit_message", "default_branch", "repair", "symptom_of"]
+__all__ = ["ApiCheck", "NullObserver", "Observer", "RecipeLookup", "Runner", "VersionLookup",
+           "check_script", "default_branch", "repair"]

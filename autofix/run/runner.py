@@ -14,18 +14,18 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autofix.errors import AutofixError
 from autofix.run.child.contract import Env
 from autofix.run.probe_events import BOOTSTRAP, read_probe
-from autofix.run.sandbox import Confinement, Sandbox, confine, scrub_env
+from autofix.run.sandbox import Confinement, confine, scrub_env
+from autofix.settings import LAUNCHERS, Settings
 from autofix.types import RunOutcome, RunResult
 
 #: Bytes of the child's combined stdout/stderr kept (the tail); the rest is only counted.
@@ -44,29 +44,22 @@ _VERSIONS_SNIPPET = (
 )
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunSpec:
-    """How to run a script: interpreter, user path and cwd, arguments, limits.
+    """One run: the script (its real path), the session's :class:`Settings` (interpreter,
+    arguments, folder, timeout, step budget, launcher, sandbox, extra environment), this
+    run's own extra environment on top of ``settings.env`` (the preflight switches, a
+    rerun's CUDA variables) and the event that cancels it (Ctrl-C, drift found)."""
 
-    ``timeout`` is in seconds (``None``: no limit); ``max_steps`` is the optimizer-step
-    budget the probe enforces on a ``Trainer`` (``0``: none, i.e. ``--full``).
-    """
-
-    python: str
     script: Path
-    cwd: Path
-    args: Sequence[str] = ()
-    timeout: float | None = 600.0
-    max_steps: int = 60
+    settings: Settings = field(default_factory=Settings)
     env: Mapping[str, str] = field(default_factory=dict)
-    cancel: threading.Event | None = None  # set by batch mode on Ctrl-C: stop this run
-    sandbox: Sandbox | None = None  # untrusted script: scrubbed env, limits, no network
-    launcher: str = ""  # "", "torchrun" or "accelerate": the probe then runs in every rank
-    nproc_per_node: int = 1
+    cancel: threading.Event | None = None
 
-
-#: Launchers ``--launcher`` accepts.
-LAUNCHERS = ("torchrun", "accelerate")
+    @property
+    def environment(self) -> dict[str, str]:
+        """The extra environment of this run: the session's, then the run's own."""
+        return {**self.settings.env, **self.env}
 
 
 def _free_port() -> int:
@@ -81,19 +74,20 @@ def launch_command(spec: RunSpec, patched: Path) -> list[str]:
     rank). ``torchrun --standalone`` and accelerate's ``--main_process_port`` get a free
     local port, so concurrent runs do not collide. Raises :class:`AutofixError` for an
     unknown launcher."""
-    boot = [str(BOOTSTRAP), str(patched), str(spec.script), *spec.args]
-    n = str(spec.nproc_per_node)
-    if spec.launcher == "torchrun":
-        return [spec.python, "-m", "torch.distributed.run", "--standalone",
+    s = spec.settings
+    boot = [str(BOOTSTRAP), str(patched), str(spec.script), *s.args]
+    n = str(s.nproc_per_node)
+    if s.launcher == "torchrun":
+        return [s.python, "-m", "torch.distributed.run", "--standalone",
                 f"--nproc-per-node={n}", *boot]
-    if spec.launcher == "accelerate":  # --multi_gpu starts N processes (gloo on CPU)
-        return [spec.python, "-m", "accelerate.commands.launch", "--num_processes", n,
+    if s.launcher == "accelerate":  # --multi_gpu starts N processes (gloo on CPU)
+        return [s.python, "-m", "accelerate.commands.launch", "--num_processes", n,
                 "--num_machines", "1", "--multi_gpu", "--mixed_precision", "no",
                 "--dynamo_backend", "no", "--main_process_port", str(_free_port()), *boot]
-    if spec.launcher:
-        raise AutofixError(f"unknown launcher {spec.launcher!r}",
+    if s.launcher:
+        raise AutofixError(f"unknown launcher {s.launcher!r}",
                            hint=f"--launcher is one of {', '.join(LAUNCHERS)}")
-    return [spec.python, *boot]
+    return [s.python, *boot]
 
 
 def target_versions(python: str) -> dict[str, str]:
@@ -226,14 +220,15 @@ def run_script(
         patched = Path(tmp) / spec.script.name
         patched.write_bytes(source.encode("utf-8"))  # line endings kept as they are
         probe_file = Path(tmp) / "probe.jsonl"
-        env = {**os.environ, **spec.env}
-        if spec.sandbox is not None:
-            env = scrub_env(env, spec.sandbox.pass_env)
+        sandbox = spec.settings.sandbox
+        env = {**os.environ, **spec.environment}
+        if sandbox is not None:
+            env = scrub_env(env, sandbox.pass_env)
         env[Env.PROBE_FILE] = str(probe_file)
-        env[Env.MAX_STEPS] = str(spec.max_steps)
+        env[Env.MAX_STEPS] = str(spec.settings.max_steps)
         env.setdefault("PYTHONUNBUFFERED", "1")
         cmd = launch_command(spec, patched)
-        confined = confine(cmd, spec.sandbox) if spec.sandbox else Confinement(cmd)
+        confined = confine(cmd, sandbox) if sandbox else Confinement(cmd)
         started = time.monotonic()
         try:
             return _supervise(spec, confined.cmd, env, probe_file, started, on_line,
@@ -248,11 +243,11 @@ def _supervise(spec: RunSpec, cmd: list[str], env: dict[str, str], probe_file: P
     """Start ``cmd``, enforce the timeout and cancel, and collect the result."""
     try:
         proc = subprocess.Popen(
-            cmd, cwd=spec.cwd, env=env, stdin=subprocess.DEVNULL,
+            cmd, cwd=spec.settings.cwd, env=env, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
         )
     except OSError as exc:
-        raise AutofixError(f"cannot start {spec.python!r}: {exc}") from exc
+        raise AutofixError(f"cannot start {spec.settings.python!r}: {exc}") from exc
     pump = _OutputPump(proc.stdout, on_line)
     outcome: RunOutcome | None = None
     try:  # whatever interrupts autofix from here on, the child's group dies first
@@ -262,7 +257,8 @@ def _supervise(spec: RunSpec, cmd: list[str], env: dict[str, str], probe_file: P
             ticks += 1
             if ticks % 5 == 0:  # every 0.25 s
                 steps.poll()
-            if spec.timeout is not None and time.monotonic() - started > spec.timeout:
+            timeout = spec.settings.timeout
+            if timeout is not None and time.monotonic() - started > timeout:
                 outcome = RunOutcome.TIMEOUT
                 break
             if spec.cancel is not None and spec.cancel.is_set():
@@ -289,10 +285,7 @@ def _supervise(spec: RunSpec, cmd: list[str], env: dict[str, str], probe_file: P
         output_tail=pump.text(),
         output_bytes=pump.total,
         probe=probe,
-        env_overrides=dict(spec.env),
+        env_overrides=spec.environment,
     )
 
 
-def default_python() -> str:
-    """The interpreter autofix itself runs on (the default for ``--python``)."""
-    return sys.executable

@@ -22,6 +22,7 @@ import git
 from gitdb import IStream
 
 from autofix.errors import AutofixError, GitError
+from autofix.vcs.trailers import parse_trailers
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -141,6 +142,11 @@ class FixBranch:
     @property
     def ref(self) -> str:
         return f"refs/heads/{self.branch}"
+
+    @property
+    def root(self) -> str:
+        """The repository's work tree (evidence paths are made relative to it)."""
+        return str(self.repo.working_tree_dir)
 
     def _objects(self) -> dict[str, str]:
         """Environment sending new git objects to the scratch folder (dry run), else {}."""
@@ -373,15 +379,12 @@ class AutofixCommit:
 
 
 def _autofix_commit(commit: git.Commit) -> AutofixCommit | None:
-    message = str(commit.message)
-    trailers = {k: v.strip() for k, _, v in (line.partition(":") for line in
-                                             message.splitlines()) if k.startswith("Autofix-")}
+    trailers = parse_trailers(str(commit.message))
     subject = str(commit.summary)
-    if not trailers.get("Autofix-Recipe") and not subject.startswith("autofix: snapshot "):
+    if not trailers.recipe and not subject.startswith("autofix: snapshot "):
         return None
-    return AutofixCommit(commit.hexsha, subject, trailers.get("Autofix-Category", ""),
-                         trailers.get("Autofix-Recipe", ""), trailers.get("Autofix-Via", ""),
-                         commit.committed_datetime.isoformat())
+    return AutofixCommit(commit.hexsha, subject, trailers.category, trailers.recipe,
+                         trailers.via, commit.committed_datetime.isoformat())
 
 
 def _head(repo: git.Repo, branch: str) -> git.Head:

@@ -23,11 +23,16 @@ PENDING = "pending-"
 
 
 class BranchWriter(Protocol):
-    """What the engine's loop writes fixes through."""
+    """What the engine's loop writes fixes through: the branch name, the script's path in
+    the repository (``rel``, POSIX), the source the next run executes, and the folder
+    evidence paths are made relative to (``root``: the repository's work tree)."""
 
     branch: str
     rel: str
     source: str
+
+    @property
+    def root(self) -> str: ...
 
     def commit_fix(self, content: str, message: str) -> str:
         """Record ``content`` as the script's next version; returns the commit's id."""
@@ -35,6 +40,19 @@ class BranchWriter(Protocol):
 
     def drop_last(self) -> None:
         """Forget the last commit (a fix that did not help); ``source`` goes back."""
+        ...
+
+    def autofix_commits(self) -> list[str]:
+        """The autofix commits already on the branch (``--resume``), oldest first."""
+        ...
+
+    def diff_stat(self) -> tuple[str, str]:
+        """The base commit and ``git diff --stat`` of the branch against it (``("", "")``
+        where nothing was written to git)."""
+        ...
+
+    def close(self) -> None:
+        """Release what the writer holds (a dry run's temporary object folder)."""
         ...
 
 
@@ -59,6 +77,7 @@ class MemoryBranch:
     branch: str
     rel: str
     source: str
+    root: str = ""
     commits: list[PendingCommit] = field(default_factory=list)
     _made: int = 0
 
@@ -72,6 +91,15 @@ class MemoryBranch:
     def drop_last(self) -> None:
         dropped = self.commits.pop()
         self.source = dropped.parent_source
+
+    def autofix_commits(self) -> list[str]:
+        return []  # a detached session starts from the user's file, never a --resume
+
+    def diff_stat(self) -> tuple[str, str]:
+        return "", ""  # the driver's replay writes the branch and its diff
+
+    def close(self) -> None:
+        pass
 
 
 def replay(script: Path, branch: str, base: str, commits: list[PendingCommit],

@@ -1,0 +1,79 @@
+"""The options ``fix`` and ``batch`` share (one definition each, so their help cannot
+drift apart) and the :class:`~autofix.settings.Settings` built from them."""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from autofix.cli.boundary import usage_error
+from autofix.run.child.symptoms import MIN_STEPS
+from autofix.settings import LAUNCHERS, Settings
+from autofix.toolkit.discovery import all_recipes
+
+Launcher = enum.Enum("Launcher", {name: name for name in LAUNCHERS}, type=str)  # type: ignore[misc]
+
+PythonOption = Annotated[str | None, typer.Option(
+    "--python", metavar="PATH",
+    help="Interpreter of the training environment (default: the one running autofix).")]
+TimeoutOption = Annotated[float, typer.Option(
+    "--timeout", metavar="SECONDS", min=0,
+    help="Seconds per run before the script and its children are killed (0: none).")]
+MaxStepsOption = Annotated[int, typer.Option(
+    "--max-steps", metavar="N", min=1,
+    help=f"Stop healthy training after N optimizer steps (a stalled loss is judged from "
+         f"step {MIN_STEPS} on).")]
+FullOption = Annotated[bool, typer.Option(
+    "--full", help="Run the script to its end instead of stopping at --max-steps.")]
+MaxIterationsOption = Annotated[int, typer.Option(
+    "--max-iterations", metavar="N", min=1, help="Most fixes to try before giving up.")]
+DryRunOption = Annotated[bool, typer.Option(
+    "--dry-run", help="Run and diagnose as usual, print every fix as a diff with its "
+                      "evidence, but commit nothing and write no branch.")]
+OnlyOption = Annotated[list[str] | None, typer.Option(
+    "--only", metavar="RECIPE",
+    help="Apply only this recipe (repeatable; ids from `autofix recipes`).")]
+SkipOption = Annotated[list[str] | None, typer.Option(
+    "--skip", metavar="RECIPE", help="Never apply this recipe (repeatable).")]
+LauncherOption = Annotated[Launcher | None, typer.Option(
+    "--launcher", case_sensitive=False,
+    help="Start the script with torchrun or accelerate (launch), on --nproc-per-node "
+         "processes; the probe runs in every rank.")]
+NprocOption = Annotated[int, typer.Option(
+    "--nproc-per-node", metavar="N", min=1, help="Processes per node for --launcher.")]
+SampleRowsOption = Annotated[int, typer.Option(
+    "--sample-rows", metavar="N", min=0,
+    help="Diagnosis runs cut each dataset split the script loads to N evenly spread rows "
+         "(0: off); the last run uses the data as loaded.")]
+OneAtATimeOption = Annotated[bool, typer.Option(
+    "--one-at-a-time", help="One fault per run: no API check before the first run and no "
+                            "preflight checks at train().")]
+
+def check_recipe_ids(err: Console, ids: list[str]) -> None:
+    """Exit 2 for a ``--only``/``--skip`` id that names no recipe."""
+    known = {r.id for r in all_recipes()}
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        raise usage_error(err, f"unknown recipe(s): {', '.join(unknown)}",
+                          "`autofix recipes` lists the recipe ids")
+
+
+def make_settings(err: Console, *, python: str | None, timeout: float, max_steps: int,
+                  full: bool, max_iterations: int, dry_run: bool, only: list[str] | None,
+                  skip: list[str] | None, launcher: Launcher | None, nproc_per_node: int,
+                  sample_rows: int, one_at_a_time: bool, args: tuple[str, ...] = (),
+                  branch: str | None = None, resume: bool = False, init: bool = False,
+                  cwd: Path | None = None) -> Settings:
+    """The :class:`Settings` the options give (exit 2 for an unknown recipe id)."""
+    check_recipe_ids(err, (only or []) + (skip or []))
+    return Settings(
+        python=python or Settings().python, args=args, branch=branch,
+        cwd=cwd or Path.cwd(), timeout=timeout or None, max_steps=0 if full else max_steps,
+        max_iterations=max_iterations, resume=resume, init=init, dry_run=dry_run,
+        only=tuple(only or ()), skip=tuple(skip or ()),
+        launcher=launcher.value if launcher is not None else "",
+        nproc_per_node=nproc_per_node, sample_rows=sample_rows, one_at_a_time=one_at_a_time)

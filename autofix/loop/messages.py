@@ -1,0 +1,45 @@
+"""The fix commit's message: what happened, where, the evidence, the change, the trailers."""
+
+from __future__ import annotations
+
+from autofix.categories import SLOW_TRIAL, get_category, is_category
+from autofix.loop.fixgroups import symptom_of
+from autofix.loop.verdicts import PREFLIGHT_FAULT
+from autofix.toolkit.recipe import Recipe
+from autofix.types import Applied, Diagnosis
+from autofix.vcs.trailers import Trailers
+
+
+def commit_message(recipe: type[Recipe], outcome: Applied, diag: Diagnosis, run_n: int,
+                   rel: str, place: str = "", rank: str = "") -> str:
+    """The fix commit's message: subject, evidence, recipe summary and trailers.
+
+    ``place`` names the failing line for a person (``"cell 3, line 2"`` in a notebook);
+    ``rank`` the rank that failed first in a distributed launch (``"1 of 2"``).
+    """
+    where = f"{rel}:{diag.line}" if diag.line else rel
+    if place and not place.startswith("line "):
+        where = f"{rel}, {place}"
+    symptom = symptom_of(diag)
+    happened = f"Run {run_n} showed {symptom}" if symptom else f"Run {run_n} failed with"
+    if diag.via == "api-preflight":
+        happened = "Before the first run, the installed library would raise"
+    elif diag.via == SLOW_TRIAL:
+        happened = f"Run {run_n} trained without a fault but was not clearly learning (this " \
+                   "fix is a trial, kept only if the next run proves it)"
+        symptom = SLOW_TRIAL
+    elif diag.via == PREFLIGHT_FAULT:
+        happened = f"Run {run_n}, before its first training step, found"
+    lines = [f"autofix: {recipe.title}", "", f"{happened}:", f"    {diag.evidence}"]
+    if not symptom and diag.via != PREFLIGHT_FAULT:
+        lines.append(f"at {where}" + (f": {diag.line_text.strip()}" if diag.line_text else ""))
+    if diag.via and is_category(diag.via) and get_category(diag.via).rerun_env:
+        lines.append(f"(found by a rerun after {diag.via}: {get_category(diag.via).rerun_note};"
+                     " the first error pointed at the wrong line)")
+    if diag.details:
+        header = "Training evidence:" if symptom else (
+            "Preflight evidence:" if diag.via == PREFLIGHT_FAULT else "Key traceback lines:")
+        lines += ["", header, *(f"    {d}" for d in diag.details)]
+    lines += ["", f"Change: {outcome.summary}", "",
+              *Trailers(diag.category, recipe.id, diag.via, rank).lines()]
+    return "\n".join(lines) + "\n"
