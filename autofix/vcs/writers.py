@@ -109,10 +109,11 @@ def replay(script: Path, branch: str, base: str, commits: list[PendingCommit],
     the placeholder ids replaced by the real shas.
 
     The branch gets the same commits a direct session would have left (a snapshot commit
-    first when the user's file differs from ``base``). Raises :class:`AutofixError` when
-    the branch exists already or moved while being written.
+    first when the user's file differs from ``base``); a dry run's (``result.dry_run``)
+    are shown, never written. Raises :class:`AutofixError` when the branch exists already
+    or moved while being written.
     """
-    if not commits:
+    if not commits or result.dry_run:
         return result
     fixes = prepare_branch(open_repo(script), script, branch, False, base=base)
     real = {c.key: fixes.commit_fix(c.content, c.message) for c in commits}
