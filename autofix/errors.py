@@ -34,11 +34,7 @@ class AutofixError(Exception):
 
 
 class GitError(AutofixError):
-    """A git command failed (GitPython's ``GitCommandError`` never leaves ``gitops``)."""
-
-
-class RepositoryError(AutofixError):
-    """The repository cannot be used: no work tree, no commit, a bad branch name."""
+    """A git command failed (GitPython's ``GitCommandError`` never leaves :mod:`autofix.vcs`)."""
 
 
 def log_dir() -> Path:

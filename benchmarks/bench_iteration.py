@@ -23,7 +23,7 @@ from autofix.loop.diagnosis import diagnose
 from autofix.loop.messages import commit_message
 from autofix.run.runner import target_versions
 from autofix.toolkit.discovery import recipes_for
-from autofix.toolkit.recipe import apply_recipe
+from autofix.toolkit import apply_recipe
 from autofix.types import (
     DatasetFacts,
     ProbeReport,

@@ -42,7 +42,7 @@ from pathlib import Path
 from libcst.codemod import SkipFile
 
 from autofix.toolkit.discovery import all_recipes
-from autofix.toolkit.recipe import ParsedSource, Recipe, transform
+from autofix.toolkit import ParsedSource, Recipe, transform
 from autofix.types import DatasetFacts, Diagnosis, KerasFacts, RecipeContext, TrainerFacts
 
 #: Appended to generated programs: the three course faults in a few lines.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.toolkit.recipe import code, keyword
+from autofix.toolkit import code, keyword
 from autofix.toolkit.scope import PlannedEdits, append_kw, apply_tokenizer_plan
 
 

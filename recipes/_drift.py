@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from autofix.toolkit.recipe import NotApplicable, Recipe
+from autofix.toolkit import NotApplicable, Recipe
 from autofix.toolkit.versions import at_least
 
 

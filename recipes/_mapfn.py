@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit.recipe import find
+from autofix.toolkit import find
 
 
 def map_function_names(tree: cst.Module) -> set[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit.recipe import Recipe, append_keyword, find, keyword, replace_keyword
+from autofix.toolkit import Recipe, append_keyword, find, keyword, replace_keyword
 
 TRAINING_ARGS_PATTERN = (r"transformers(\.training_args(_seq2seq|_tf)?)?\."
                          r"(Seq2Seq|TF)?TrainingArguments")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit.recipe import Example, Recipe
+from autofix.toolkit import Example, Recipe
 
 _CUDA = m.SimpleString('"cuda"') | m.SimpleString("'cuda'") | m.SimpleString('"cuda:0"') \
     | m.SimpleString("'cuda:0'")

@@ -13,7 +13,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.toolkit.recipe import TRAINER_PATTERN, Example, Recipe, replace_keyword
+from autofix.toolkit import Example, Recipe, patterns, replace_keyword
 
 _ROLES = ("train_dataset", "eval_dataset")
 
@@ -70,7 +70,7 @@ class DatasetFromPandas(Recipe):
         return pandas
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not self.is_qualified(original_node.func, TRAINER_PATTERN):
+        if not self.is_qualified(original_node.func, patterns.TRAINER):
             return updated_node
         for arg in original_node.args:
             if arg.keyword is None or arg.keyword.value not in _ROLES \

@@ -16,7 +16,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.toolkit.recipe import Example, NotApplicable, Recipe, code, find
+from autofix.toolkit import Example, NotApplicable, Recipe, code, find
 
 _DECODE = m.Call(func=m.Attribute(attr=m.Name("batch_decode") | m.Name("decode")))
 

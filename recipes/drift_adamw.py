@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.toolkit.recipe import Example, NotApplicable, Recipe, drop_import, remove_keyword
+from autofix.toolkit import Example, NotApplicable, Recipe, drop_import, remove_keyword
 
 
 class AdamWFromTorch(Recipe):

@@ -8,8 +8,8 @@ chosen by the target environment's version, so the rename also runs backwards.
 
 from __future__ import annotations
 
+from autofix.toolkit import Example
 from autofix.toolkit.patterns import TRAINING_ARGS
-from autofix.toolkit.recipe import Example
 
 from ._drift import KeywordRename
 

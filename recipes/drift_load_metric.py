@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.toolkit.recipe import Example, NotApplicable, Recipe, drop_import
+from autofix.toolkit import Example, NotApplicable, Recipe, drop_import
 
 NOTE = "evaluate.load downloads the metric from the Hugging Face Hub at run time"
 

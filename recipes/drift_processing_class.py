@@ -7,10 +7,10 @@ chosen by the target environment's version.
 
 from __future__ import annotations
 
-from autofix.toolkit.recipe import TRAINER_PATTERN, Example
+from autofix.toolkit import Example, patterns
+from autofix.toolkit.versions import PROCESSING_CLASS_SINCE
 
 from ._drift import KeywordRename
-from .ragged_batch import PROCESSING_CLASS_SINCE
 
 
 class RenameTokenizerArgument(KeywordRename):
@@ -19,7 +19,7 @@ class RenameTokenizerArgument(KeywordRename):
     requires_words = (("Trainer", "Seq2SeqTrainer"),)
     requires_imports = ("transformers",)
     title = "use the tokenizer argument name of the installed transformers Trainer"
-    CALL = TRAINER_PATTERN
+    CALL = patterns.TRAINER
     OLD, NEW, SINCE = "tokenizer", "processing_class", PROCESSING_CLASS_SINCE
 
     examples = (

@@ -39,15 +39,7 @@ import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import ParentNodeProvider, PositionProvider, ScopeProvider
 
-from autofix.toolkit.recipe import (
-    Example,
-    Recipe,
-    append_keyword,
-    code,
-    find,
-    keyword,
-    remove_keyword,
-)
+from autofix.toolkit import Example, Recipe, append_keyword, code, find, keyword, remove_keyword
 from autofix.types import DatasetFacts, TrainerFacts
 
 from ._training_args import set_keyword

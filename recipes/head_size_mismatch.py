@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from autofix.toolkit.recipe import Example, Recipe, append_keyword, keyword
+from autofix.toolkit import Example, Recipe, append_keyword, keyword
 
 _HEAD_MODEL = r"transformers(\.[\w.]*)?\.\w*For\w+\.from_pretrained"
 

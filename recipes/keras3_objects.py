@@ -17,7 +17,7 @@ import re
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.toolkit.recipe import Example, NotApplicable, Recipe
+from autofix.toolkit import Example, NotApplicable, Recipe
 
 _PARTS = r"(optimizers|losses|callbacks|metrics)"
 _FROM = re.compile(rf"^(tensorflow\.keras|tensorflow\.python\.keras|keras)\.{_PARTS}(\.[\w.]+)?$")

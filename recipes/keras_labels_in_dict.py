@@ -9,12 +9,12 @@ model compute its internal loss from the ``labels`` in the dict.
 
 from __future__ import annotations
 
-from autofix.toolkit.recipe import Example
+from autofix.toolkit import Example
 
-from .keras_string_loss import UseInternalLoss
+from ._keras_loss import DropCompiledLoss
 
 
-class LabelsInDictInternalLoss(UseInternalLoss):
+class LabelsInDictInternalLoss(DropCompiledLoss):
     id = "keras-labels-in-dict"
     category = "keras-labels-in-dict"
     title = "drop the Keras loss so the model uses the labels in its input dict"

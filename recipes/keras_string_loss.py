@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import libcst as cst
+from autofix.toolkit import Example
 
-from autofix.toolkit.recipe import TF_MODEL_PATTERN, Example, Recipe, code, keyword
+from ._keras_loss import DropCompiledLoss
 
 _COMPILE_BEFORE = (
     "from transformers import TFAutoModelForSequenceClassification\n"
@@ -22,14 +22,10 @@ _COMPILE_BEFORE = (
 )
 
 
-class UseInternalLoss(Recipe):
+class UseInternalLoss(DropCompiledLoss):
     id = "keras-string-loss"
     category = "keras-string-loss"
-    requires_words = (("compile",),)
-    requires_imports = ("transformers",)
     title = "use the model's internal loss instead of a Keras loss on logits"
-    TRACK = {"model": TF_MODEL_PATTERN}
-    nothing_to_do = "no compile(loss=...) on a Hugging Face TF model"
 
     examples: ClassVar[tuple[Example, ...]] = (
         Example(
@@ -61,23 +57,3 @@ class UseInternalLoss(Recipe):
             ),
         ),
     )
-
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not self.is_model_compile(original_node):
-            return updated_node
-        args = list(updated_node.args)
-        loss = keyword(updated_node, "loss")
-        positional = [a for a in args if a.keyword is None and not a.star]
-        if loss is None and len(positional) >= 2:
-            loss = positional[1]
-        if loss is None:
-            return updated_node
-        self.changed(original_node, f"dropped loss={code(loss.value)}")
-        kept = [a for a in args if a is not loss]
-        if kept and loss is args[-1]:
-            kept[-1] = kept[-1].with_changes(comma=loss.comma,
-                                             whitespace_after_arg=loss.whitespace_after_arg)
-        return updated_node.with_changes(args=kept)
-
-    def summary(self) -> str:
-        return f"use the model's internal loss ({'; '.join(self.edits)})"

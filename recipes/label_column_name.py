@@ -14,8 +14,7 @@ import re
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit import insert
-from autofix.toolkit.recipe import Example, NotApplicable, Recipe, find
+from autofix.toolkit import Example, NotApplicable, Recipe, find, insert
 from autofix.types import DatasetFacts, RecipeContext
 
 _MISSING = re.compile(r"Column (\w+) not found in dataset")

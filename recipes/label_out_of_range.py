@@ -13,7 +13,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit.recipe import Example, NotApplicable, code, keyword
+from autofix.toolkit import Example, NotApplicable, code, keyword
 from autofix.toolkit.scope import PlannedEdits, append_kw, option_dest, replace_with, string_value
 from autofix.types import DatasetFacts, RecipeContext, TrainerFacts
 

@@ -19,16 +19,16 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from autofix.categories import LR_TOO_HIGH
-from autofix.toolkit.patterns import KERAS_ADAM, TORCH_ADAM, TRAINING_ARGS
-from autofix.toolkit.recipe import (
-    TF_MODEL_PATTERN,
+from autofix.toolkit import (
     Example,
     Recipe,
     append_keyword,
     code,
     keyword,
+    patterns,
     replace_keyword,
 )
+from autofix.toolkit.patterns import KERAS_ADAM, TORCH_ADAM, TRAINING_ARGS
 from autofix.types import KerasFacts
 
 TOO_HIGH = LR_TOO_HIGH
@@ -55,7 +55,7 @@ class LowerLearningRate(Recipe):
     id = "lr-too-high"
     category = "lr-too-high"
     title = "lower the learning rate to 5e-5 for fine-tuning"
-    TRACK = {"model": TF_MODEL_PATTERN}
+    TRACK = {"model": patterns.TF_MODEL}
     nothing_to_do = (f"no learning rate >= {TOO_HIGH:g} found in the code "
                      '("adam", Adam(), AdamW(), TrainingArguments)')
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit.recipe import Example, NotApplicable, Recipe, keyword, remove_keyword
+from autofix.toolkit import Example, NotApplicable, Recipe, keyword, remove_keyword
 
 from ._mapfn import map_function_names, map_lambdas
 

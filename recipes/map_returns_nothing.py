@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit.recipe import Example, Recipe, find
+from autofix.toolkit import Example, Recipe, find
 
 _BEFORE = (
     "def tokenize(examples):\n"

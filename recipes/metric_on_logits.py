@@ -12,8 +12,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.toolkit import insert
-from autofix.toolkit.recipe import TRAINER_PATTERN, Example, NotApplicable, Recipe, find, keyword
+from autofix.toolkit import Example, NotApplicable, Recipe, find, insert, keyword, patterns
 
 
 class ArgmaxPredictions(Recipe):
@@ -64,7 +63,7 @@ class ArgmaxPredictions(Recipe):
         self.functions: set[str] = set()
         for call in find(tree, m.Call()):
             assert isinstance(call, cst.Call)
-            if self.is_qualified(call.func, TRAINER_PATTERN):
+            if self.is_qualified(call.func, patterns.TRAINER):
                 arg = keyword(call, "compute_metrics")
                 if arg is not None and isinstance(arg.value, cst.Name):
                     self.functions.add(arg.value.value)

@@ -15,7 +15,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import PositionProvider
 
-from autofix.toolkit.recipe import Example, Recipe, code
+from autofix.toolkit import Example, Recipe, code
 
 _PREDICTIONS = re.compile(r"pred|logit", re.IGNORECASE)
 _BEFORE = (

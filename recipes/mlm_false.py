@@ -12,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit.recipe import Example, Recipe, append_keyword, keyword, replace_keyword
+from autofix.toolkit import Example, Recipe, append_keyword, keyword, replace_keyword
 
 _COLLATOR = r"transformers(\.[\w.]*)?\.DataCollatorForLanguageModeling"
 _CAUSAL = (r"transformers(\.[\w.]*)?\.(\w*ForCausalLM|\w*LMHeadModel)"

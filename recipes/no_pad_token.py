@@ -15,7 +15,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from autofix.toolkit.recipe import Example, NotApplicable, Recipe
+from autofix.toolkit import Example, NotApplicable, Recipe
 from autofix.toolkit.statements import assignments, assigns_attribute, insert_after
 
 TOKENIZER = r"transformers(\.[\w.]*)?\.\w*(Tokenizer\w*|Processor)(\.from_pretrained)?"

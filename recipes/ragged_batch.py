@@ -13,13 +13,11 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.toolkit.recipe import Example, code, keyword
+from autofix.toolkit import Example, code, keyword
 from autofix.toolkit.scope import PlannedEdits, append_kw, apply_tokenizer_plan, replace_kw
-from autofix.toolkit.versions import at_least
+from autofix.toolkit.versions import PROCESSING_CLASS_SINCE, at_least
 
 _TOKENIZER_ARGS = ("processing_class", "tokenizer")
-#: transformers 4.46.0 introduced ``Trainer(processing_class=...)``.
-PROCESSING_CLASS_SINCE = "4.46.0"
 
 
 class PadWithTokenizer(PlannedEdits):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from autofix.toolkit import Example
 from autofix.toolkit.patterns import DATALOADER
-from autofix.toolkit.recipe import Example
 
 from ._collate import AddPaddingCollator
 

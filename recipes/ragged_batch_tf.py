@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from autofix.toolkit.recipe import Example
+from autofix.toolkit import Example
 
 from ._collate import AddPaddingCollator
 

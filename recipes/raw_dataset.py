@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from autofix.toolkit.recipe import Example, code
+from autofix.toolkit import Example, code
 from autofix.toolkit.scope import PlannedEdits, map_receiver, replace_with
 
 #: Trainer's positional parameters: model, args, data_collator, train_dataset, eval_dataset.

@@ -17,7 +17,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ParentNodeProvider, PositionProvider, ScopeProvider
 
-from autofix.toolkit.recipe import Example, NotApplicable, Recipe, find
+from autofix.toolkit import Example, NotApplicable, Recipe, find
 
 MODEL_PATTERN = (r"transformers(\.[\w.]*)?\.(AutoModel\w*|\w+For\w+|\w+Model|\w+LMHeadModel)"
                  r"\.from_pretrained")

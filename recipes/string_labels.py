@@ -12,9 +12,8 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit import insert
+from autofix.toolkit import Example, NotApplicable, Recipe, find, insert, keyword
 from autofix.toolkit.patterns import DATALOADER, TRAINER
-from autofix.toolkit.recipe import Example, NotApplicable, Recipe, find, keyword
 from autofix.types import DatasetFacts, TrainerFacts
 
 

@@ -13,7 +13,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.toolkit.recipe import Example, Recipe
+from autofix.toolkit import Example, Recipe
 
 _PADDING = r"transformers(\.[\w.]*)?\.DataCollatorWithPadding"
 _TOKEN_MODEL = r"transformers(\.[\w.]*)?\.\w*ForTokenClassification(\.from_pretrained)?"

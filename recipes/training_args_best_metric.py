@@ -21,7 +21,7 @@ import re
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit.recipe import Example, NotApplicable, Recipe, find, keyword, replace_keyword
+from autofix.toolkit import Example, NotApplicable, Recipe, find, keyword, replace_keyword
 
 from ._training_args import TRAINING_ARGS_PATTERN, splatted_dicts
 

@@ -18,7 +18,7 @@ import math
 
 import libcst as cst
 
-from autofix.toolkit.recipe import Example, Recipe, keyword
+from autofix.toolkit import Example, Recipe, keyword
 
 from ._training_args import (
     EVAL_STRATEGY,

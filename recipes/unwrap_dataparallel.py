@@ -14,7 +14,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit.recipe import Example, Recipe
+from autofix.toolkit import Example, Recipe
 
 _WRAPPER = r"torch\.nn(\.parallel(\.data_parallel|\.distributed)?)?\.(DataParallel|" \
            r"DistributedDataParallel)"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from autofix.errors import EXIT_CRASH, EXIT_INTERRUPTED, EXIT_USAGE, GitError, classify_error
-from autofix.toolkit.recipe import Example, Recipe, RecipeContractError
+from autofix.toolkit import Example, Recipe, RecipeContractError
 
 from .conftest import ROOT, TEST_SCRIPTS, make_repo, run_autofix
 
@@ -71,7 +71,7 @@ def test_contract_wants_the_id_to_name_the_module() -> None:
 
 def test_every_registered_recipe_keeps_the_contract() -> None:
     from autofix.toolkit.discovery import all_recipes
-    from autofix.toolkit.recipe import contract_problems
+    from autofix.toolkit import contract_problems
 
     assert {r.id: contract_problems(r) for r in all_recipes()} == \
         {r.id: [] for r in all_recipes()}

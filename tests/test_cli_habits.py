@@ -18,7 +18,7 @@ import pytest
 from autofix.loop.messages import commit_message
 from autofix.reports.formats import SCHEMA_PATH
 from autofix.toolkit.discovery import all_recipes
-from autofix.toolkit.recipe import Recipe
+from autofix.toolkit import Recipe
 from autofix.types import Applied, Diagnosis
 from autofix.vcs.repo import prepare_branch
 

@@ -21,7 +21,7 @@ from autofix.settings import Settings
 from autofix.reports.terminal import print_summary
 from autofix.run.runner import RunSpec
 from autofix.toolkit.discovery import recipes_for
-from autofix.toolkit.recipe import Example, Recipe, append_keyword
+from autofix.toolkit import Example, Recipe, append_keyword
 from autofix.types import (
     DatasetFacts,
     Diagnosis,

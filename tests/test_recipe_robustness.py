@@ -12,7 +12,7 @@ import pytest
 from libcst.codemod import CodemodContext, SkipFile
 
 from autofix.toolkit.discovery import all_recipes
-from autofix.toolkit.recipe import ParsedSource, Recipe, transform
+from autofix.toolkit import ParsedSource, Recipe, transform
 from autofix.types import RecipeContext
 from tests.conftest import ROOT, SAMPLES
 

@@ -6,7 +6,7 @@ import libcst as cst
 import pytest
 
 from autofix.toolkit.discovery import all_recipes, recipes_for
-from autofix.toolkit.recipe import Example, Recipe, apply_recipe, iter_examples
+from autofix.toolkit import Example, Recipe, apply_recipe, iter_examples
 from autofix.types import RecipeStatus
 
 CASES = list(iter_examples(all_recipes()))

@@ -4,7 +4,7 @@ rather than patched; the advice text built from the probe's facts."""
 from __future__ import annotations
 
 from autofix.categories import get_category
-from autofix.toolkit.recipe import apply_recipe
+from autofix.toolkit import apply_recipe
 from autofix.types import (
     DatasetFacts,
     Diagnosis,

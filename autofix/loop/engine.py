@@ -39,8 +39,9 @@ from autofix.run.child.contract import Env
 from autofix.run.programs import Program, document_for
 from autofix.run.runner import RunSpec, run_script, target_versions
 from autofix.settings import Settings
+from autofix.toolkit.apply import apply_recipe
 from autofix.toolkit.discovery import recipes_for
-from autofix.toolkit.recipe import Recipe, apply_recipe
+from autofix.toolkit.recipe import Recipe
 from autofix.types import (
     Applied,
     Diagnosis,

@@ -173,9 +173,3 @@ def _evidence(result: SessionResult, n: int) -> str:
 def write_report(path: Path, document: dict[str, Any]) -> None:
     """Write the JSON report (UTF-8, indented). Raises ``OSError`` when it cannot."""
     path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-
-
-def error_report(message: str) -> dict[str, Any]:
-    """The report for a session stopped by a usage or environment error."""
-    return {"status": Status.ERROR.value, "branch": None, "reason": message,
-            "interrupted": False, "runs": [], "fixes": []}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -206,8 +205,3 @@ def read_probe(path: Path) -> ProbeReport:
                 report.probe_errors.append(f"unreadable {kind} event: {exc!r}")
     widen_to_full_splits(report)
     return report
-
-
-def losses_finite(report: ProbeReport) -> bool:
-    """True when every recorded step loss is a finite number (vacuously true with none)."""
-    return all(s.loss is None or math.isfinite(s.loss) for s in report.steps)

@@ -9,20 +9,14 @@ and ``import transformers as tf; tf.Trainer`` match as well.
 
 from __future__ import annotations
 
-import ast
 import re
 import sys
-import traceback
-import warnings
-from collections import OrderedDict, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache
 from typing import ClassVar
 
 import libcst as cst
-import libcst.matchers as m
 from libcst.codemod import CodemodContext, SkipFile, VisitorBasedCodemodCommand
 from libcst.metadata import (
     MetadataWrapper,
@@ -33,19 +27,15 @@ from libcst.metadata import (
 )
 
 from autofix.categories import is_category
-from autofix.toolkit import cst_reflection, patterns
-from autofix.toolkit.style import keep_style
+from autofix.toolkit import cst_reflection
+from autofix.toolkit.parsed import ParsedSource
 from autofix.types import (
-    Applied,
     DatasetFacts,
     Diagnosis,
     KerasFacts,
     RecipeContext,
-    RecipeCrashed,
-    RecipeOutcome,
     TrainerFacts,
 )
-from autofix.types import NotApplicable as NotApplicableOutcome
 
 cst_reflection.install()  # LibCST's method lookups once per class, not per recipe
 
@@ -79,76 +69,6 @@ class Example:
 
 class NotApplicable(SkipFile):
     """Raised by a recipe when the code does not have the shape it fixes."""
-
-
-_WORD = re.compile(r"\w+")
-
-
-class ParsedSource:
-    """One source parsed once for every recipe tried on it: its LibCST module, one shared
-    ``MetadataWrapper`` (it resolves each metadata provider once and caches it; a recipe
-    resolving its own cost 0.3-3 s per file, measured on transformers' modules), and the
-    facts :meth:`Recipe.precheck` reads (words, imported top-level modules).
-
-    ``module`` is ``None`` and ``error`` says why when LibCST cannot parse ``source``.
-    CST nodes are immutable, so recipes share the tree and its metadata safely.
-    """
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self.error = ""
-        self.module: cst.Module | None = None
-        try:
-            self.module = cst.parse_module(source)
-        except cst.ParserSyntaxError as exc:
-            self.error = exc.message
-        #: Why LibCST could not parse new code in this module's style ("" when it can):
-        #: its indent or newline holds characters its parser config rejects (a form feed,
-        #: found by the hypothesmith benchmark), which crashes ``AddImportsVisitor``.
-        self.unwritable = ""
-        if self.module is not None:
-            try:
-                self.module.config_for_parsing  # noqa: B018 - the validation is the point
-            except ValueError as exc:
-                self.unwritable = str(exc)
-
-    @cached_property
-    def wrapper(self) -> MetadataWrapper:
-        """The shared wrapper (its ``module`` is a copy of :attr:`module`, as LibCST makes)."""
-        assert self.module is not None, "no wrapper for a source that does not parse"
-        return MetadataWrapper(self.module)
-
-    @cached_property
-    def words(self) -> frozenset[str]:
-        """Every word (``\\w+``) of the source, comments and strings included: a superset
-        of its identifiers, attribute names and keywords."""
-        return frozenset(_WORD.findall(self.source))
-
-    @cached_property
-    def imports(self) -> frozenset[str] | None:
-        """Top-level modules the source imports absolutely (``import a.b``, ``from a.b
-        import c`` give ``a``), anywhere in the file; ``None`` when Python's own parser
-        rejects the source (then no recipe is declined on imports)."""
-        try:
-            with warnings.catch_warnings():  # e.g. SyntaxWarning on odd literals
-                warnings.simplefilter("ignore")
-                tree = ast.parse(self.source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-        found: set[str] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                found.update(a.name.split(".")[0] for a in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                found.add(node.module.split(".")[0])
-        return frozenset(found)
-
-
-@lru_cache(maxsize=4)
-def parse_source(source: str) -> ParsedSource:
-    """The :class:`ParsedSource` of ``source``, shared by the recipes tried on it in turn
-    (the engine tries each candidate recipe on the same program source)."""
-    return ParsedSource(source)
 
 
 class RecipeContractError(TypeError):
@@ -364,190 +284,3 @@ class Recipe(VisitorBasedCodemodCommand):
     def summary(self) -> str:
         """One line describing what the recipe changed (the commit subject)."""
         return "; ".join(dict.fromkeys(self.edits))
-
-
-#: Kept for recipes written before ``autofix.toolkit.patterns`` (the one home of the patterns).
-TRAINER_PATTERN = patterns.TRAINER
-TOKENIZER_PATTERN = patterns.TOKENIZER
-TF_MODEL_PATTERN = patterns.TF_MODEL
-
-
-class _Index(cst.CSTVisitor):
-    """Every node of a tree by type, in source order (one plain walk)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.by_type: defaultdict[type[cst.CSTNode], list[cst.CSTNode]] = defaultdict(list)
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.by_type[type(node)].append(node)
-        return True
-
-
-#: id(tree) -> (tree, its index); the tree is kept so its id is not reused while cached
-_INDEXES: OrderedDict[int, tuple[cst.CSTNode, _Index]] = OrderedDict()
-
-
-def find(tree: cst.CSTNode, matcher: m.BaseMatcherNode) -> list[cst.CSTNode]:
-    """What ``libcst.matchers.findall(tree, matcher)`` finds (same nodes, same order), for
-    the whole-tree searches every recipe makes: a matcher on one node type (``m.Call(...)``,
-    no metadata matchers) is answered from an index of ``tree`` built by one plain walk and
-    kept for the last 8 trees, so the recipes tried on one source share it. Any other
-    matcher goes to ``findall``. Why: each ``findall`` walks the whole tree through LibCST's
-    matcher layer; on 20 transformers modules these walks took a quarter of the time."""
-    kind = getattr(cst, type(matcher).__name__, None)
-    if not (isinstance(kind, type) and issubclass(kind, cst.CSTNode)):
-        return list(m.findall(tree, matcher))
-    entry = _INDEXES.get(id(tree))
-    if entry is None or entry[0] is not tree:
-        index = _Index()
-        tree.visit(index)
-        entry = _INDEXES[id(tree)] = (tree, index)
-        while len(_INDEXES) > 8:
-            _INDEXES.popitem(last=False)
-    _INDEXES.move_to_end(id(tree))
-    return [n for n in entry[1].by_type.get(kind, ()) if m.matches(n, matcher)]
-
-
-def code(node: cst.CSTNode) -> str:
-    """The source text of ``node``."""
-    return cst.Module([]).code_for_node(node)
-
-
-def drop_import(node: cst.ImportFrom, module: str, name: str
-                ) -> cst.ImportFrom | cst.RemovalSentinel | None:
-    """``from module import ..., name, ...`` without ``name`` (the whole statement removed
-    when it was the only name); ``None`` when ``node`` does not import ``name`` from
-    ``module``."""
-    if not isinstance(node.module, cst.Name) or node.module.value != module \
-            or isinstance(node.names, cst.ImportStar):
-        return None
-    kept = [a for a in node.names if not (isinstance(a.name, cst.Name) and a.name.value == name)]
-    if len(kept) == len(node.names):
-        return None
-    if not kept:
-        return cst.RemoveFromParent()
-    kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-    return node.with_changes(names=kept)
-
-
-def remove_keyword(call: cst.Call, name: str) -> cst.Call:
-    """``call`` without its ``name=`` argument (the previous argument's comma is dropped
-    when the removed one was last, so no dangling comma appears)."""
-    args = [a for a in call.args if not (a.keyword is not None and a.keyword.value == name)]
-    if args and len(args) < len(call.args) and call.args[-1].keyword is not None \
-            and call.args[-1].keyword.value == name:
-        args[-1] = args[-1].with_changes(comma=call.args[-1].comma)
-    return call.with_changes(args=args)
-
-
-def keyword(call: cst.Call, name: str) -> cst.Arg | None:
-    """The ``name=`` argument of ``call``, if present."""
-    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name),
-                None)
-
-
-def append_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
-    """``call`` with ``name=value`` added last, following the call's own layout.
-
-    A one-argument-per-line call with a trailing comma gets the new argument on its own
-    line with the same indentation and trailing comma; a call whose arguments start on
-    their own line gets the new argument on a new line at that indentation.
-    """
-    args = list(call.args)
-    new = cst.Arg(value=value, keyword=cst.Name(name),
-                  equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
-                                        whitespace_after=cst.SimpleWhitespace("")))
-    if not args:
-        return call.with_changes(args=[new])
-    last = args[-1]
-    if isinstance(last.comma, cst.Comma):  # trailing comma: keep the layout
-        closing = last.comma.whitespace_after
-        before = args[-2].comma if len(args) > 1 else None
-        if isinstance(closing, cst.ParenthesizedWhitespace) and isinstance(before, cst.Comma) \
-                and isinstance(before.whitespace_after, cst.ParenthesizedWhitespace):
-            # last arg keeps its own comment, then breaks to the next argument's indent
-            inner = before.whitespace_after
-            args[-1] = last.with_changes(comma=last.comma.with_changes(
-                whitespace_after=closing.with_changes(indent=inner.indent,
-                                                      last_line=inner.last_line)))
-            new = new.with_changes(comma=last.comma.with_changes(
-                whitespace_after=closing.with_changes(first_line=cst.TrailingWhitespace(),
-                                                      empty_lines=[])))
-        else:
-            args[-1] = last.with_changes(
-                comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            new = new.with_changes(comma=last.comma)
-    else:  # the space before ")" moves behind the new last argument
-        opening = call.whitespace_before_args
-        after: cst.BaseParenthesizableWhitespace = cst.SimpleWhitespace(" ")
-        if isinstance(opening, cst.ParenthesizedWhitespace):  # args start on their own line
-            after = opening.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=[])
-        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=after),
-                                     whitespace_after_arg=cst.SimpleWhitespace(""))
-        new = new.with_changes(whitespace_after_arg=last.whitespace_after_arg)
-    return call.with_changes(args=[*args, new])
-
-
-def replace_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
-    """``call`` with the value of its ``name=`` argument replaced (layout kept)."""
-    return call.with_changes(args=[
-        a.with_changes(value=value) if a.keyword is not None and a.keyword.value == name else a
-        for a in call.args
-    ])
-
-
-def transform(recipe: type[Recipe], parsed: ParsedSource, rc: RecipeContext
-              ) -> tuple[Recipe, cst.Module]:
-    """Run ``recipe`` on ``parsed`` (its shared metadata); returns the codemod (its
-    ``summary()``/``first_line``) and the new module. Raises :class:`NotApplicable` when the
-    pre-check or the recipe declines, ``SkipFile``, or whatever the recipe raises."""
-    why = recipe.precheck(parsed)
-    if why:
-        raise NotApplicable(why)
-    if parsed.unwritable:
-        raise NotApplicable(f"LibCST cannot write code into this file: {parsed.unwritable}")
-    command = recipe(CodemodContext(), rc)
-    command.shared_wrapper = parsed.wrapper
-    return command, command.transform_module(parsed.wrapper.module)
-
-
-def apply_recipe(recipe: type[Recipe], source: str, rc: RecipeContext) -> RecipeOutcome:
-    """Apply ``recipe`` to ``source`` and say what happened; never raises for a recipe bug.
-
-    The source is parsed once (:func:`parse_source`) for all recipes tried on it, and
-    :meth:`Recipe.precheck` declines cheaply before any metadata is resolved.
-
-    Returns :class:`~autofix.types.Applied` with the new source and a summary;
-    :class:`~autofix.types.NotApplicable` with the reason when the recipe raised
-    :class:`NotApplicable`, changed nothing, or the source does not parse;
-    :class:`~autofix.types.RecipeCrashed` with the error and traceback when the recipe
-    raised anything else or produced code that does not parse.
-    """
-    parsed = parse_source(source)
-    if parsed.module is None:
-        return NotApplicableOutcome(f"the script does not parse: {parsed.error}", recipe.id)
-    try:
-        command, new_module = transform(recipe, parsed, rc)
-    except NotApplicable as exc:
-        return NotApplicableOutcome(str(exc) or recipe.nothing_to_do, recipe.id)
-    except SkipFile as exc:
-        return NotApplicableOutcome(str(exc) or "skipped", recipe.id)
-    except Exception as exc:  # noqa: BLE001 - a recipe bug is an outcome, never fatal
-        return RecipeCrashed(recipe.id, f"{type(exc).__name__}: {exc}",
-                             "".join(traceback.format_exception(exc)))
-    new_source = keep_style(source, new_module.code)  # import order, line length
-    if new_source == source:
-        return NotApplicableOutcome("the recipe found nothing to change", recipe.id)
-    try:
-        cst.parse_module(new_source)
-    except cst.ParserSyntaxError as exc:  # a recipe bug; never commit it
-        return RecipeCrashed(recipe.id, f"produced code that does not parse: {exc.message}")
-    return Applied(new_source, command.summary() or recipe.title, command.first_line)
-
-
-def iter_examples(recipes: Iterable[type[Recipe]]) -> Iterable[tuple[type[Recipe], Example]]:
-    """Every (recipe, example) pair, in declaration order (used by the generic tests)."""
-    for recipe in recipes:
-        for example in recipe.examples:
-            yield recipe, example

@@ -39,15 +39,10 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from autofix.toolkit.recipe import (
-    TOKENIZER_PATTERN,
-    TRAINER_PATTERN,
-    Recipe,
-    append_keyword,
-    code,
-    find,
-    replace_keyword,
-)
+from autofix.toolkit import patterns
+from autofix.toolkit.edits import append_keyword, code, replace_keyword
+from autofix.toolkit.parsed import find
+from autofix.toolkit.recipe import Recipe
 
 #: How deep :meth:`Program.values` follows a value (assignments, returns, call sites).
 MAX_DEPTH = 12
@@ -241,14 +236,14 @@ class Program:
 
     def is_trainer_call(self, call: cst.Call) -> bool:
         """``Trainer(...)``, ``Seq2SeqTrainer(...)`` or a module class derived from them."""
-        if self.r.is_qualified(call.func, TRAINER_PATTERN):
+        if self.r.is_qualified(call.func, patterns.TRAINER):
             return True
         cls = self.class_called(call)
         seen: set[str] = set()
         while cls is not None and cls.name.value not in seen:
             seen.add(cls.name.value)
             bases = [b.value for b in cls.bases]
-            if any(self.r.is_qualified(b, TRAINER_PATTERN) for b in bases):
+            if any(self.r.is_qualified(b, patterns.TRAINER) for b in bases):
                 return True
             cls = next((self.classes.get(b.value) for b in bases
                         if isinstance(b, cst.Name) and b.value in self.classes), None)
@@ -381,7 +376,7 @@ class Program:
     def is_tokenizer(self, expr: cst.BaseExpression) -> bool:
         """True when some value of ``expr`` is made by ``AutoTokenizer.from_pretrained``
         (or another ``*Tokenizer*``/``*Processor`` class's)."""
-        return any(isinstance(v, cst.Call) and self.r.is_qualified(v.func, TOKENIZER_PATTERN)
+        return any(isinstance(v, cst.Call) and self.r.is_qualified(v.func, patterns.TOKENIZER)
                    for v in self.values(expr))
 
     # -- tokenizers in scope ---------------------------------------------------------
@@ -427,7 +422,7 @@ class Program:
         return None
 
     def is_tokenizer_target(self, target: cst.CSTNode) -> bool:
-        return any(isinstance(v, cst.Call) and self.r.is_qualified(v.func, TOKENIZER_PATTERN)
+        return any(isinstance(v, cst.Call) and self.r.is_qualified(v.func, patterns.TOKENIZER)
                    for v in self._target_values(target, 1, set()))
 
     def tokenizer_at(self, at: cst.CSTNode) -> TokenizerPlan | str:

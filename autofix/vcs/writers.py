@@ -5,7 +5,7 @@ repository, the source the next run executes, ``commit_fix`` and ``drop_last``.
 :class:`autofix.vcs.repo.FixBranch` writes git objects and refs directly (one machine, one
 repository). :class:`MemoryBranch` keeps the commits in memory: a Ray task or a sandboxed
 session uses it and returns them, and the driver replays them with
-:func:`replay` (``gitops`` only), so no two machines or processes write one repository.
+:func:`replay` (:mod:`autofix.vcs` only), so no two machines or processes write one repository.
 """
 
 from __future__ import annotations

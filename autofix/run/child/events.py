@@ -1,11 +1,9 @@
 """The probe's event stream and step bookkeeping, shared by every training probe.
 
-Events are JSON lines appended to ``AUTOFIX_PROBE_FILE``: ``{"event": NAME, **payload}``.
-This module is the contract of that stream: the event names (:class:`Event`) and each
-payload's fields (:data:`EVENTS`) are defined here once; the child emits them and
-``autofix/probe.py`` reads them from these definitions (a test checks both sides). It
-runs inside the user's interpreter, so it is standard library only. ``record_step`` is called once
-per optimizer step by whichever probe sees the training (Trainer, Keras, a hand-written
+Events are JSON lines appended to ``AUTOFIX_PROBE_FILE``: ``{"event": NAME, **payload}``,
+with the names and payload fields of the contract (:mod:`contract`). It runs inside the
+user's interpreter, so it is standard library only. ``record_step`` is called once per
+optimizer step by whichever probe sees the training (Trainer, Keras, a hand-written
 PyTorch loop); it feeds the symptom monitor and decides when training must stop.
 """
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autofix.toolkit.recipe import Example, Recipe
+from autofix.toolkit import Example, Recipe
 
 
 class NoNegatives(Recipe):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from autofix.categories import Category
-from autofix.toolkit.recipe import Example, Recipe, append_keyword, keyword
+from autofix.toolkit import Example, Recipe, append_keyword, keyword
 
 CATEGORIES = (
     Category(
