@@ -12,19 +12,29 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 quiet() { "$@" 2> >(grep -v "^WARNING: Location" >&2); }
 step() { printf '[setup %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
-install() {  # install VENV WHAT PIP-ARGS...
-  local venv=$1 what=$2
-  shift 2
+install() {  # install VENV WHAT STAMP-FILES PIP-ARGS...
+  local venv=$1 what=$2 files=$3
+  shift 3
   [ -x "$venv/bin/python" ] || { step "creating $venv"; "$PY" -m venv "$venv"; }
+  # what the environment was built from: when it has not changed, pip is not asked again
+  local stamp
+  stamp=$(cat $files | sha256sum | cut -c1-16)-$(printf '%s ' "$@" | sha256sum | cut -c1-16)
+  if [ "$(cat "$venv/.autofix-setup" 2>/dev/null)" = "$stamp" ]; then
+    step "$venv: up to date ($what)"
+    return
+  fi
   step "$venv: installing $what (a few minutes on a fresh machine)"
   quiet "$venv/bin/python" -m pip install -q --disable-pip-version-check "$@"
+  echo "$stamp" > "$venv/.autofix-setup"
   step "$venv: done"
 }
 
-install .venv "autofix, ruff, mypy, pytest, jsonschema, matplotlib, Ray, torch 2.13 CPU, transformers 5, datasets" -e ".[train,ray,dev]"
+install .venv "autofix, ruff, mypy, pytest, jsonschema, matplotlib, Ray, torch 2.13 CPU, transformers 5, datasets" \
+  pyproject.toml -e ".[train,ray,dev]"
 if [ "${1:-}" != "--main-only" ]; then
-  install .venv-v4 "transformers 4.57, torch, TensorFlow 2.21, tf-keras (envs/v4.txt)" -r envs/v4.txt
-  install .venv-old "transformers 4.40 (envs/old.txt)" -r envs/old.txt
+  install .venv-v4 "transformers 4.57, torch, TensorFlow 2.21, tf-keras (envs/v4.txt)" \
+    envs/v4.txt -r envs/v4.txt
+  install .venv-old "transformers 4.40 (envs/old.txt)" envs/old.txt -r envs/old.txt
 fi
 
 if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then

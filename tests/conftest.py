@@ -20,6 +20,17 @@ OLD_PYTHON = ROOT / ".venv-old" / "bin" / "python"
 AUTOFIX = [sys.executable, "-m", "autofix"]
 
 
+#: The tier markers; a test with none of them is in the fast tier.
+TIERS = ("process", "e2e", "v4", "old", "slow")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that has no tier marker ``fast`` (no process, no training)."""
+    for item in items:
+        if not any(item.get_closest_marker(tier) for tier in TIERS):
+            item.add_marker(pytest.mark.fast)
+
+
 @pytest.fixture(autouse=True)
 def offline(monkeypatch: pytest.MonkeyPatch) -> None:
     """Nothing in the tests may reach the Hugging Face Hub."""

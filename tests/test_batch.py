@@ -19,6 +19,9 @@ DRIFT = ("from transformers import TrainingArguments\n"
          "                         report_to='none')\n"
          "print('arguments ok:', args.eval_strategy)\n")
 
+#: These start processes (the CLI, a child, a sandbox) and train nothing.
+pytestmark = pytest.mark.process
+
 
 @pytest.mark.e2e  # the drift scripts import the real transformers
 def test_four_workers_on_one_repository(scratch_repo: Repo) -> None:

@@ -13,6 +13,7 @@ from autofix.toolkit import Example, Recipe, RecipeContractError
 from .conftest import ROOT, TEST_SCRIPTS, make_repo, run_autofix
 
 
+@pytest.mark.process
 def test_unexpected_error_exits_3_with_a_saved_traceback(tmp_path: Path) -> None:
     """A corrupt object store (the script's tree object overwritten) is nothing autofix
     expects: exit 3, the message and the path of the saved traceback on stderr."""
@@ -70,8 +71,8 @@ def test_contract_wants_the_id_to_name_the_module() -> None:
 
 
 def test_every_registered_recipe_keeps_the_contract() -> None:
-    from autofix.toolkit.discovery import all_recipes
     from autofix.toolkit import contract_problems
+    from autofix.toolkit.discovery import all_recipes
 
     assert {r.id: contract_problems(r) for r in all_recipes()} == \
         {r.id: [] for r in all_recipes()}

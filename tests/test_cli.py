@@ -11,11 +11,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import git
+import pytest
 
 from .conftest import AUTOFIX, TEST_SCRIPTS, run_autofix, snapshot
 from .test_runner import alive
 
 Repo = Callable[[dict[str, str | Path]], git.Repo]
+
+#: These start processes (the CLI, a child, a sandbox) and train nothing.
+pytestmark = pytest.mark.process
 
 
 def workdir(repo: git.Repo) -> Path:

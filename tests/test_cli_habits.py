@@ -17,8 +17,8 @@ import pytest
 
 from autofix.loop.messages import commit_message
 from autofix.reports.formats import SCHEMA_PATH
-from autofix.toolkit.discovery import all_recipes
 from autofix.toolkit import Recipe
+from autofix.toolkit.discovery import all_recipes
 from autofix.types import Applied, Diagnosis
 from autofix.vcs.repo import prepare_branch
 
@@ -26,6 +26,9 @@ from .conftest import AUTOFIX, ROOT, TEST_SCRIPTS, run_autofix, snapshot
 
 Repo = Callable[[dict[str, str | Path]], git.Repo]
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
+
+#: These start processes (the CLI, a child, a sandbox) and train nothing.
+pytestmark = pytest.mark.process
 
 
 def workdir(repo: git.Repo) -> Path:

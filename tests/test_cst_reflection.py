@@ -19,8 +19,8 @@ from libcst.metadata import (
 )
 
 import autofix.toolkit.recipe  # noqa: F401 - installs the per-class lookups
-from autofix.toolkit.discovery import all_recipes
 from autofix.toolkit import Recipe, find
+from autofix.toolkit.discovery import all_recipes
 from autofix.types import Diagnosis, RecipeContext
 from tests.conftest import SAMPLES
 

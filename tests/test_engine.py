@@ -6,9 +6,9 @@ commits go to a real throwaway git repo. No training: the fast tier runs these.
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import git
@@ -17,11 +17,11 @@ import pytest
 from rich.console import Console
 
 from autofix.loop import engine
-from autofix.settings import Settings
 from autofix.reports.terminal import print_summary
 from autofix.run.runner import RunSpec
-from autofix.toolkit.discovery import recipes_for
+from autofix.settings import Settings
 from autofix.toolkit import Example, Recipe, append_keyword
+from autofix.toolkit.discovery import recipes_for
 from autofix.types import (
     DatasetFacts,
     Diagnosis,

@@ -87,6 +87,7 @@ def test_plugin_category_classifies_tracebacks(installed: Path) -> None:
     assert classify(exc).id == "demo-wandb-login"
 
 
+@pytest.mark.process
 def test_recipes_command_lists_the_origin_and_warns(tmp_path: Path) -> None:
     site = install(tmp_path / "site")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)]),

@@ -257,8 +257,8 @@ def test_api_check_alongside_run_1(tmp_path: Path) -> None:
     drift, run 1 is not counted and runs again on the fixed source; without drift, run 1
     is the only run and nothing waits for a second one."""
     from autofix.loop.engine import repair
-    from autofix.settings import Settings
     from autofix.run.runner import RunSpec
+    from autofix.settings import Settings
     from autofix.types import ProbeReport, RunOutcome, RunResult, StepRecord
 
     from .conftest import make_repo

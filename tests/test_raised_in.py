@@ -14,8 +14,7 @@ import pytest
 
 from autofix.categories import EXAMPLES_DIR
 from autofix.categories.sites import raised_site
-from autofix.categories.tracebacks import inner_message, message_frames
-from autofix.categories.tracebacks import parse_traceback
+from autofix.categories.tracebacks import inner_message, message_frames, parse_traceback
 from autofix.loop.diagnosis import classify, diagnose
 from autofix.types import ExceptionInfo, Frame, ProbeReport, RunOutcome, RunResult
 

@@ -11,8 +11,8 @@ import libcst as cst
 import pytest
 from libcst.codemod import CodemodContext, SkipFile
 
-from autofix.toolkit.discovery import all_recipes
 from autofix.toolkit import ParsedSource, Recipe, transform
+from autofix.toolkit.discovery import all_recipes
 from autofix.types import RecipeContext
 from tests.conftest import ROOT, SAMPLES
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from autofix.toolkit.discovery import all_recipes, recipes_for
 from autofix.toolkit import Example, Recipe, apply_recipe, iter_examples
+from autofix.toolkit.discovery import all_recipes, recipes_for
 from autofix.types import RecipeStatus
 
 CASES = list(iter_examples(all_recipes()))

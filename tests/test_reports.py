@@ -80,6 +80,7 @@ def _colour_pixels(png: Path, rgb: tuple[int, int, int], tol: int = 40) -> int:
     return int((distance < tol).sum())
 
 
+@pytest.mark.process
 def test_html_report_shows_the_loss_curves_in_chromium(tmp_path: Path) -> None:
     """Rendered by the Debian ``chromium`` package headless; the screenshot is kept as a
     test artefact and must show both runs' curves (matplotlib's first two colours)."""

@@ -8,11 +8,16 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from autofix.run.runner import OUTPUT_TAIL_BYTES, RunSpec, run_script, target_versions
 from autofix.settings import Settings
 from autofix.types import RunOutcome
 
 from .conftest import TEST_SCRIPTS
+
+#: These start processes (the CLI, a child, a sandbox) and train nothing.
+pytestmark = pytest.mark.process
 
 
 def spec_for(script: Path, cwd: Path, **kw: object) -> RunSpec:

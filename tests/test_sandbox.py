@@ -27,6 +27,9 @@ HOSTILE = TEST_SCRIPTS / "hostile"
 SECRETS = {"HF_TOKEN": "hf_secret", "AWS_SECRET_ACCESS_KEY": "aws_secret",
            "SSH_AUTH_SOCK": "/tmp/agent.sock", "PASSED_TOKEN": "allowed"}
 
+#: These start processes (the CLI, a child, a sandbox) and train nothing.
+pytestmark = pytest.mark.process
+
 
 class Listener:
     """A TCP server on 127.0.0.1 that records what it receives."""

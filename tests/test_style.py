@@ -3,8 +3,8 @@ the file's line length is wrapped the way the file wraps its calls (issue 11, it
 
 from __future__ import annotations
 
-from autofix.toolkit.discovery import all_recipes
 from autofix.toolkit import apply_recipe
+from autofix.toolkit.discovery import all_recipes
 from autofix.toolkit.style import keep_style, line_limit
 from autofix.types import RecipeStatus
 

@@ -1,6 +1,10 @@
 """The built-in catalogue, one module per family, registered in classification order:
 the course's faults, the reported ones, the training symptoms and their root causes,
-then the run's own outcomes (``timeout``, ``unknown``)."""
+then the run's own outcomes (``timeout``, ``unknown``). Adding a category is one entry in
+the family module it belongs to (``docs/recipes.md`` walks through it).
+
+Imports: autofix.types, autofix.paths, autofix.categories, autofix.run.child.contract.
+"""
 
 from __future__ import annotations
 
