@@ -41,6 +41,7 @@ def configure(environ: Mapping[str, str]) -> None:
     RANK = int(environ["RANK"]) if environ.get("RANK", "").isdigit() \
         and int(environ.get("WORLD_SIZE", "1") or 1) > 1 else None
     RECORD_ONLY = environ.get(Env.RECORD_ONLY, "") == "1"
+    State.limit = MAX_STEPS
 
 
 #: Training forwards whose argmax predictions and labels are kept for the
@@ -56,7 +57,7 @@ class AutofixStop(BaseException):
 class State:
     steps = 0
     stop = ""  # "", "budget" or "symptom"
-    limit = MAX_STEPS  # the step budget, raised once when the verdict is unclear
+    limit = 0  # the step budget (configure), raised once when the verdict is unclear
     stall_seen = False  # record-only mode: a stall verdict was already recorded
     in_trainer = 0  # >0 while Trainer.train runs: its own probe records the steps
     evaluated = False  # the early evaluation ran (once per run)
