@@ -18,6 +18,11 @@ _ORIGIN: dict[str, str] = {}
 _ID = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 
 
+def valid_id(category_id: str) -> bool:
+    """True for an id of lower-case words joined by ``-`` (``label-out-of-range``)."""
+    return bool(_ID.fullmatch(str(category_id)))
+
+
 def register_category(category: Category, *, origin: str = BUILT_IN,
                       replace: bool = False) -> Category:
     """Add ``category`` to the registry under ``origin`` (``"autofix"``, or the plugin
@@ -27,7 +32,7 @@ def register_category(category: Category, *, origin: str = BUILT_IN,
     Raises ``ValueError`` for an id already registered (unless ``replace``) or an id that
     is not lower-case words joined by ``-``.
     """
-    if not _ID.fullmatch(str(category.id)):
+    if not valid_id(category.id):
         raise ValueError(f"category id {category.id!r} must be lower-case words joined by '-'")
     if str(category.id) in _REGISTRY and not replace:
         raise ValueError(f"category {category.id!r} is already registered")

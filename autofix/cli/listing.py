@@ -36,7 +36,7 @@ def recipes_table(width: int = 200) -> Table:
 
 
 def recipes_markdown() -> str:
-    """The same listing as a Markdown table (the README's copy is checked against it)."""
+    """The same listing as a Markdown table (the copy in docs/recipes.md is checked against it)."""
     rows = ["| recipe | category | what it does | module |", "|---|---|---|---|"]
     rows += [f"| `{r.id}` | `{r.category}` | {r.title} | `{r.__module__}` |"
              for r in all_recipes()]

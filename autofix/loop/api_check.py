@@ -3,7 +3,7 @@ checked against the libraries installed in the target interpreter.
 
 :func:`scan` lists, with LibCST's ``QualifiedNameProvider``, the names the script imports
 from ``transformers``/``datasets`` and the keyword arguments of its calls to their
-callables. :func:`check_api` sends that list to ``autofix/child/api_check.py`` running in
+callables. :func:`check_api` sends that list to ``autofix/run/child/api_check.py`` running in
 the user's interpreter (``--python``), which imports the real libraries and answers with the
 errors the run would raise (``cannot import name ...``, ``unexpected keyword argument ...``).
 Each answer is classified like a traceback; those whose category has recipes (api-drift)

@@ -1,6 +1,6 @@
 """The repair loop: run, diagnose, apply a recipe, commit, run again.
 
-``repair(options, observer)`` is the API the CLI (and batch mode) drive; it returns a
+``repair(script, settings, ...)`` is the API the CLI (and batch mode) drive; it returns a
 :class:`SessionResult` and raises :class:`AutofixError` only for usage or environment
 problems (bad path, not a repo, bad ``--python``, a git failure...).
 

@@ -1,4 +1,4 @@
-"""Reads the probe's JSON-lines events (written by ``autofix/child/bootstrap.py``)."""
+"""Reads the probe's JSON-lines events (written by ``autofix/run/child/bootstrap.py``)."""
 
 from __future__ import annotations
 
@@ -141,7 +141,7 @@ def _num_classes(report: ProbeReport, event: dict[str, Any]) -> None:
     report.num_classes = int(event.get("value", 0)) or None
 
 
-#: How each event of the contract (``autofix/child/events.py: EVENTS``) updates the
+#: How each event of the contract (``autofix/run/child/contract.py: EVENTS``) updates the
 #: report; a test checks that every declared event has a reader here.
 READERS: dict[str, Callable[[ProbeReport, dict[str, Any]], None]] = {
     Event.VERSIONS: lambda r, e: setattr(

@@ -1,6 +1,6 @@
 """Runs a (patched) script in a child interpreter, under the probe, with bounded output.
 
-The child runs ``autofix/child/bootstrap.py`` with the user's interpreter (``--python``):
+The child runs ``autofix/run/child/bootstrap.py`` with the user's interpreter (``--python``):
 the patched source lives in a private temporary directory, while ``__file__``, ``sys.argv[0]``
 and tracebacks name the user's original path and the cwd is the user's. The child gets its
 own process group, so a timeout or Ctrl-C kills the script and every process it started.

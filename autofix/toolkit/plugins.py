@@ -28,6 +28,7 @@ from autofix.categories import (
     drop_plugin_categories,
     register_category,
 )
+from autofix.categories.registry import valid_id
 from autofix.toolkit.recipe import Recipe
 
 GROUP = "autofix.recipes"
@@ -76,10 +77,13 @@ def _load_one(ep: EntryPoint, taken_recipes: set[str], taken_categories: set[str
     categories = tuple(getattr(module, "CATEGORIES", ()))
     if not recipes and not categories:
         raise ValueError("defines no Recipe subclass and no CATEGORIES")
-    for category in categories:
+    for i, category in enumerate(categories):
         if not isinstance(category, Category):
             raise ValueError(f"CATEGORIES holds {category!r}, not a Category")
-        if category.id in taken_categories:
+        if not valid_id(category.id):
+            raise ValueError(f"category id {category.id!r} must be lower-case words joined "
+                             "by '-'")
+        if category.id in taken_categories or category.id in {c.id for c in categories[:i]}:
             raise ValueError(f"category id {category.id!r} is already taken")
     known = taken_categories | {c.id for c in categories}
     for recipe in recipes:
