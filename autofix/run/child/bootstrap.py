@@ -12,7 +12,8 @@ Environment:
                         (``0`` or unset: no limit).
 
 Events (one JSON object per line, ``"event"`` key): their names and payload fields are
-defined once in ``contract.py`` (``Event``, ``EVENTS``), which ``autofix/run/probe_events.py`` reads.
+defined once in ``contract.py`` (``Event``, ``EVENTS``), which
+``autofix/run/probe_events.py`` reads.
 The probes themselves are in ``probes.py``, the symptom rules in ``symptoms.py``.
 """
 

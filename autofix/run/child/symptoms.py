@@ -44,7 +44,8 @@ learning, never because learning is slow:
   mean is at or under ``CLEAR_RATIO`` x ln C, i.e. clearly under chance, not by luck.
 
 Where the figures come from: measured on this project's samples (MiniLM-L6, MNLI-like
-sets) and on the false-alarm grid ``benchmarks/bench_stall_grid.py`` (docs/how-it-works.md, the stall rule).
+sets) and on the false-alarm grid ``benchmarks/bench_stall_grid.py`` (docs/how-it-works.md,
+the stall rule).
 Healthy runs at lr 5e-5 sit at ln C for 10-20 steps and reach 0.85 ln C by step 30-45;
 a string Keras loss on logits is flat at 1.0986 (standard deviation < 0.01) from step 10.
 """
