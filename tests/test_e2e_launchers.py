@@ -64,4 +64,4 @@ def test_accelerate_ddp_trainer_raw_dataset(scratch_repo: Repo) -> None:
 def test_unknown_launcher_is_a_usage_error(scratch_repo: Repo) -> None:
     repo = scratch_repo({"train.py": TEST_SCRIPTS / "clean.py"})
     done = run_autofix(["train.py", "--launcher", "mpirun"], Path(str(repo.working_tree_dir)))
-    assert done.returncode == 2 and "--launcher is one of torchrun, accelerate" in done.stderr
+    assert done.returncode == 2 and "'mpirun' is not one of 'torchrun', 'accelerate'" in done.stderr
