@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the environments from the project's own files (idempotent), saying what it does:
-#   .venv     autofix + its dev tools + the transformers 5 training stack + Ray (pyproject
-#             extras)
+#   .venv     autofix + its dev tools + the transformers 5 training stack (with TRL and
+#             PEFT) + Ray (pyproject extras)
 #   .venv-v4  a second training environment with transformers 4.57, TensorFlow and
 #             tf-keras (envs/v4.txt), which autofix reaches through --python
 #   .venv-old transformers 4.40 (envs/old.txt), for the API-drift renames run backwards
@@ -29,8 +29,8 @@ install() {  # install VENV WHAT STAMP-FILES PIP-ARGS...
   step "$venv: done"
 }
 
-install .venv "autofix, ruff, mypy, pytest, jsonschema, matplotlib, Ray, torch 2.13 CPU, transformers 5, datasets" \
-  pyproject.toml -e ".[train,ray,dev]"
+install .venv "autofix, ruff, mypy, pytest, jsonschema, matplotlib, Ray, torch 2.13 CPU, transformers 5, datasets, TRL, PEFT" \
+  pyproject.toml -e ".[train,llm,ray,dev]"
 if [ "${1:-}" != "--main-only" ]; then
   install .venv-v4 "transformers 4.57, torch, TensorFlow 2.21, tf-keras (envs/v4.txt)" \
     envs/v4.txt -r envs/v4.txt

