@@ -7,6 +7,7 @@ do" and "failed" (the aider weak spot named in the project's style guide).
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -23,18 +24,35 @@ class Frame:
 
 
 @dataclass(frozen=True)
+class FrameFacts:
+    """What the objects in one failing frame were (the probe's facts at the failure):
+    the frame's file (as the child saw it), line and function, whether it is in the
+    user's own files (``user``), and a summary per local name (``values``: JSON of
+    ``autofix/run/child/facts.py``: a tensor's ``dtype``/``shape``/``min``/``max``/
+    ``negatives``/``ignored``, a mapping's ``keys``, a dataset's ``columns``...)."""
+
+    file: str
+    line: int
+    function: str
+    user: bool = False
+    values: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class ExceptionInfo:
     """An exception as reported by the probe, or parsed from traceback text.
 
     ``type`` is the qualified name (``builtins.IndexError`` or just ``IndexError`` when
     parsed from text); ``frames`` run from outermost to innermost; ``chain`` holds the
-    exceptions this one was raised from or during, outermost cause first.
+    exceptions this one was raised from or during, outermost cause first; ``facts`` the
+    facts of the frames that matter, innermost first (none when parsed from text).
     """
 
     type: str
     message: str
     frames: tuple[Frame, ...] = ()
     chain: tuple[ExceptionInfo, ...] = ()
+    facts: tuple[FrameFacts, ...] = ()
 
     @property
     def short_type(self) -> str:

@@ -127,3 +127,24 @@ def test_branch_clashing_with_an_existing_one(scratch_repo: Repo) -> None:
         prepare_branch(repo, script, "autofix/train", resume=False)
     with pytest.raises(AutofixError, match="ambiguous"):
         prepare_branch(repo, script, "@", resume=False)
+
+
+def test_a_fix_to_one_of_the_users_modules_lands_on_the_branch_only(scratch_repo: Repo) -> None:
+    repo = scratch_repo({"train.py": "import model\n", "model.py": "N = 2\n"})
+    root = Path(str(repo.working_tree_dir))
+    (root / "model.py").write_text("N = 2  # edited\n")  # uncommitted: snapshotted first
+    before = snapshot(repo)
+    fb = prepare_branch(repo, root / "train.py", "fixes", resume=False)
+    assert fb.read("model.py") == "N = 2  # edited\n"
+    fb.commit_fix("N = 3\n", "autofix: three\n\nAutofix-Category: c\n", "model.py")
+    assert snapshot(repo) == before
+    assert fb.files == {"model.py": "N = 3\n"} and fb.read("model.py") == "N = 3\n"
+    fix, snap = list(repo.iter_commits("fixes", max_count=2))
+    assert snap.summary.startswith("autofix: snapshot model.py")
+    assert (fix.tree / "model.py").data_stream.read() == b"N = 3\n"
+    assert (fix.tree / "train.py").data_stream.read() == b"import model\n"
+    fb.commit_fix("import model  # fixed\n", "autofix: four")
+    fb.drop_last()
+    assert fb.source == "import model\n" and fb.files == {"model.py": "N = 3\n"}
+    fb.drop_last()  # the branch is left with no fix: deleted, the user's file again
+    assert "fixes" not in repo.heads and fb.read("model.py") == "N = 2  # edited\n"

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autofix.categories.failure import Failure
 from autofix.types import Diagnosis, ProbeReport, RunResult
 
 #: The saved example tracebacks, one folder per category id.
@@ -107,6 +108,15 @@ class Category:
     #: Why autofix commits nothing for this category when it has no recipe (shown as the
     #: reason a session gave up); a category without a recipe must say why no edit is safe.
     no_recipe: str = "no recipe for it"
+    #: What the facts at the failure (:class:`~autofix.categories.failure.Failure`: the
+    #: objects in the failing frames, the run's probe report) say of this fault: ``True``
+    #: they show it, ``False`` they show another fault (this category does not fire),
+    #: ``None`` the facts that would tell are not there.
+    check: Callable[[Failure], bool | None] | None = None
+    #: Fire only when ``check`` says ``True``: the message alone is too common to mean
+    #: this fault (a category with a ``check`` and no ``patterns`` or ``types`` is matched
+    #: on its facts alone, and needs them).
+    needs_facts: bool = False
     compiled: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -128,9 +138,20 @@ class Category:
                                          for g in self.frame_guards):
             return False
         if not self.compiled:
-            return bool(self.types)
+            return bool(self.types) or self.check is not None
         text = f"{exc_type}: {message}"
         return any(p.search(text) for p in self.compiled)
+
+    def fits(self, failure: Failure) -> bool:
+        """What :attr:`check` says of ``failure`` allows this category: not refuted, and
+        shown when the category needs its facts (:attr:`needs_facts`, or no message
+        patterns to go by)."""
+        if self.check is None:
+            return True
+        verdict = self.check(failure)
+        if self.needs_facts or not (self.compiled or self.types):
+            return verdict is True
+        return verdict is not False
 
     def matching_line(self, message: str) -> str:
         """The first line of ``message`` a pattern matches ("" when none does).

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 from autofix.categories import TIMEOUT, UNKNOWN, Category, all_categories, get_category
+from autofix.categories.failure import Failure
 from autofix.categories.sites import all_frames, frame_keys, raised_site
 from autofix.categories.tracebacks import inner_message, parse_traceback
 from autofix.toolkit.discovery import plugins
@@ -16,6 +17,7 @@ from autofix.types import (
     Diagnosis,
     ExceptionInfo,
     Frame,
+    ProbeReport,
     RunOutcome,
     RunResult,
     SampleLoss,
@@ -28,7 +30,7 @@ _STDIN_HINT = (
 )
 
 
-def classify(exc: ExceptionInfo) -> Category:
+def classify(exc: ExceptionInfo, probe: ProbeReport | None = None) -> Category:
     """The first category whose patterns match ``exc`` or an exception it was chained from.
 
     The exception itself is tried against every category before its chain, so a wrapper's
@@ -37,16 +39,22 @@ def classify(exc: ExceptionInfo) -> Category:
     ``string-labels``, not ``ragged-batch``). Where the error was raised is part of the
     match (:func:`autofix.categories.sites.raised_site`): "Unable to create tensor" from a
     collator is ``ragged-batch``, from a ``Dataset.map`` function ``map-return-tensors``.
-    Plugins' categories take part once loaded. Returns :data:`UNKNOWN` when nothing matches.
+    The facts at the failure (the objects in the failing frames, ``exc.facts``, and the
+    run's ``probe`` report) are part of the match too (``Category.check``): a category
+    they refute does not fire (``Target -1 is out of bounds`` is not a head too small),
+    and one that needs them fires only when they show it. Plugins' categories take part
+    once loaded. Returns :data:`UNKNOWN` when nothing matches.
     """
     plugins()  # a plugin's categories join the registry when it loads
     chain = (exc, *exc.chain)
     categories = all_categories()
     site = raised_site(exc)
     frames = tuple(key for candidate in chain for key in frame_keys(all_frames(candidate)))
+    failure = Failure(exc, site, frames, probe or ProbeReport())
 
     def matches(category: Category, candidate: ExceptionInfo) -> bool:
-        return category.matches(candidate.short_type, candidate.message, site, frames)
+        return category.matches(candidate.short_type, candidate.message, site, frames) \
+            and category.fits(failure)
 
     found = next((category for candidate in chain for category in categories
                   if matches(category, candidate)), UNKNOWN)
@@ -56,28 +64,54 @@ def classify(exc: ExceptionInfo) -> Category:
     return found
 
 
-def user_frame(exc: ExceptionInfo, script: Path) -> Frame | None:
-    """The innermost frame inside the user's script, or ``None`` when it never appears."""
-    target = str(script)
+def in_repository(file: str, script: Path, root: str = "") -> bool:
+    """``file`` (a frame's path) is the user's: the script, or a file of the repository
+    ``root`` outside installed packages and environments (``.venv``, ``site-packages``)."""
+    if file == str(script):
+        return True
+    if not root or not file or file.startswith("<"):
+        return False
+    path = Path(file)
+    try:
+        rel = path.relative_to(root) if path.is_absolute() else path
+    except ValueError:
+        return False
+    return not any(part.startswith(".") or part in ("site-packages", "dist-packages")
+                   for part in rel.parts[:-1])
+
+
+def user_frame(exc: ExceptionInfo, script: Path, root: str = "") -> Frame | None:
+    """The innermost frame in the user's files (the script, or a module of the repository
+    ``root``), or ``None`` when none appears."""
     for frame in reversed(exc.frames):
-        if frame.file == target:
+        if in_repository(frame.file, script, root):
             return frame
     for inner in exc.chain:
-        found = user_frame(inner, script)
+        found = user_frame(inner, script, root)
         if found is not None:
             return found
     return None
 
 
-def key_lines(exc: ExceptionInfo, script: Path, limit: int = 6) -> tuple[str, ...]:
-    """The traceback lines a person reads first: the script's frames, the innermost
-    library frame, then the error line."""
+def key_lines(exc: ExceptionInfo, script: Path, limit: int = 6, root: str = ""
+              ) -> tuple[str, ...]:
+    """The traceback lines a person reads first: the frames in the user's files (the
+    script's and those of the repository's own modules, named relative to it), the
+    innermost library frame, then the error line."""
+    def name(file: str) -> str:
+        if root and file != str(script):
+            try:
+                return Path(file).relative_to(root).as_posix()
+            except ValueError:
+                pass
+        return Path(file).name
+
     lines = [
-        f"{Path(f.file).name}:{f.line} in {f.function}: {f.text}".rstrip(": ")
+        f"{name(f.file)}:{f.line} in {f.function}: {f.text}".rstrip(": ")
         for f in exc.frames
-        if f.file == str(script)
+        if in_repository(f.file, script, root)
     ][-(limit - 2):]
-    if exc.frames and exc.frames[-1].file != str(script):
+    if exc.frames and not in_repository(exc.frames[-1].file, script, root):
         last = exc.frames[-1]
         lines.append(f"{last.file}:{last.line} in {last.function}: {last.text}".rstrip(": "))
     lines.append(exc.headline())
@@ -89,10 +123,11 @@ def exception_of(run: RunResult) -> ExceptionInfo | None:
     return run.probe.exception or parse_traceback(run.output_tail)
 
 
-def diagnose(run: RunResult, script: Path) -> Diagnosis:
+def diagnose(run: RunResult, script: Path, root: str = "") -> Diagnosis:
     """Diagnose a run that did not succeed.
 
-    ``script`` is the absolute path the child ran as (frames are matched against it).
+    ``script`` is the absolute path the child ran as (frames are matched against it);
+    ``root`` the repository, whose own modules are the user's too (``""``: the script only).
     A timeout gives ``timeout``; an exception its category; anything else ``unknown``
     with the last output line as evidence. Never raises for odd output.
     """
@@ -109,12 +144,12 @@ def diagnose(run: RunResult, script: Path) -> Diagnosis:
             evidence=f"exit code {run.returncode}; last output: {run.last_line[:200]}",
             hint=UNKNOWN.hint,
         )
-    matched = classify(exc)
+    matched = classify(exc, run.probe)
     category = matched
     refined = matched.refine(run.probe) if matched.refine else ""
     if refined:  # the same message, another cause: the run's facts decide
         category = get_category(refined)
-    frame = user_frame(exc, script)
+    frame = user_frame(exc, script, root)
     evidence = exc.headline()
     quoted = matched.matching_line(exc.message)  # the line of the message that matched
     inner = inner_message(exc.message)  # TF graph mode: the real error inside the message
@@ -130,10 +165,10 @@ def diagnose(run: RunResult, script: Path) -> Diagnosis:
     diagnosis = Diagnosis(
         category=category.id,
         evidence=evidence[:300],
-        file=str(script) if frame else "",
+        file=frame.file if frame else "",
         line=frame.line if frame else 0,
         line_text=frame.text if frame else "",
-        details=key_lines(exc, script),
+        details=key_lines(exc, script, root=root),
         hint=hint,
         error_type=exc.short_type,
     )

@@ -36,7 +36,7 @@ from autofix.loop.verdicts import (
 )
 from autofix.paths import relative_paths
 from autofix.run.child.contract import Env
-from autofix.run.programs import Program, document_for
+from autofix.run.programs import Program, document_for, local_modules
 from autofix.run.runner import RunSpec, run_script, target_versions
 from autofix.settings import Settings
 from autofix.toolkit.apply import apply_recipe
@@ -198,7 +198,9 @@ class _Session:
         self.note = note
         self.observer.run_started(self.n, note)
         spec = RunSpec(self.script, self.o, env={**self.checks(), **(env or {})},
-                       cancel=_Either(self.drift_found, self.cancel))
+                       cancel=_Either(self.drift_found, self.cancel),
+                       modules={str(Path(self.branch.root) / rel): text
+                                for rel, text in self.branch.files.items()})
         program = self.program
         self.result.skipped = program.skipped
         result = self.runner(spec, program.source, self.observer.output_line,
@@ -210,7 +212,15 @@ class _Session:
     def checks(self) -> dict[str, str]:
         """The child's preflight and sampling switches for the next run (issue 10)."""
         return {Env.PREFLIGHT: "0" if self.o.one_at_a_time else "1",
-                Env.SAMPLE_ROWS: str(self.o.sample_rows if self.sampling else 0)}
+                Env.SAMPLE_ROWS: str(self.o.sample_rows if self.sampling else 0),
+                Env.REPO_ROOT: self.branch.root}
+
+    def sources(self) -> dict[str, str]:
+        """What the branch holds now, absolute path -> text: the script's program, then the
+        user's modules a fix edited (what a fix group is judged against)."""
+        root = Path(self.branch.root)
+        return {str(self.script): self.program.source,
+                **{str(root / rel): text for rel, text in self.branch.files.items()}}
 
     def record(self, run: RunResult, verdict: Healthy | Diagnosis) -> RunRecord:
         diag = verdict if isinstance(verdict, Diagnosis) else None
@@ -238,7 +248,7 @@ class _Session:
         """:func:`autofix.loop.verdicts.judge`, with paths made relative (no machine paths in
         commits and reports) and a missing file named with the folder it was looked up
         from."""
-        found = judge(run, self.script)
+        found = judge(run, self.script, self.branch.root)
         if not isinstance(found, Diagnosis):
             return found
         root = self.branch.root
@@ -305,7 +315,7 @@ class _Session:
     def preflight_api(self, diags: list[Diagnosis]) -> FixGroup | None:
         """Fix the API drift found before the first run (no training run needed): the
         script's imports and keyword arguments checked against the installed library."""
-        before = self.program.source
+        before = self.sources()
         nothing = RunResult(RunOutcome.OK, None, 0.0, "", 0, ProbeReport())
         fixes: list[FixRecord] = []
         applied: list[Diagnosis] = []
@@ -318,7 +328,7 @@ class _Session:
             return None
         self.observer.output_line(f"fixed {len(fixes)} API drift finding(s) before the "
                                   "first run")
-        return FixGroup(applied[0], nothing, 0, fixes, before, self.program.source,
+        return FixGroup(applied[0], nothing, 0, fixes, before, self.sources(),
                         {f.recipe for f in fixes}, extra=applied[1:])
 
     def findings(self, run: RunResult, first: Diagnosis) -> list[Diagnosis]:
@@ -397,7 +407,7 @@ class _Session:
                 self.finished(rec, diag)
                 return self.finish(Status.GAVE_UP, f"stopped after --max-iterations "
                                                    f"{self.o.max_iterations}", diag)
-            before = self.program.source
+            before = self.sources()
             decision = self.apply(run, diag)
             if not isinstance(decision, list) and trial is not None:
                 rec.category, rec.evidence = "", healthy_evidence(run)  # healthy as it is:
@@ -415,7 +425,7 @@ class _Session:
             rec.recipe = ", ".join(f.recipe for f in decision)
             rec.commit = decision[-1].commit
             self.finished(rec, diag)
-            last = FixGroup(diag, run, self.n, decision, before, self.program.source,
+            last = FixGroup(diag, run, self.n, decision, before, self.sources(),
                             {f.recipe for f in decision}, extra=extra,
                             tentative=trial is not None)
 
@@ -455,14 +465,14 @@ class _Session:
             self.finish(Status.GAVE_UP, f"{dropped}; stopped after --max-iterations "
                                         f"{self.o.max_iterations}", group.diagnosis)
             return None
-        before = self.program.source
+        before = self.sources()
         decision = self.apply(group.run, group.diagnosis, exclude=group.tried, run_n=group.run_n)
         if not isinstance(decision, list):
             why = "no other recipe for it" if isinstance(decision, NoRecipe) else decision.reason
             self.finish(Status.GAVE_UP, f"{dropped}; {why}", group.diagnosis)
             return None
         return FixGroup(group.diagnosis, group.run, group.run_n, decision, before,
-                        self.program.source, group.tried | {f.recipe for f in decision})
+                        self.sources(), group.tried | {f.recipe for f in decision})
 
     def drop(self, group: FixGroup, reason: str) -> str:
         """Remove ``group``'s commits from the branch and the result; returns their shas."""
@@ -486,46 +496,22 @@ class _Session:
             why = get_category(diag.category).no_recipe if is_category(diag.category) \
                 else "no recipe for it"
             return NoRecipe(diag.category, f"{diag.category}: {why}")
-        probe = run.probe
         fixes: list[FixRecord] = []
         reasons: list[str] = []
         crash: RecipeCrashed | None = None
-        program = self.program
+        modules = self.modules(run)
         for cause in causes:
             cause_diag = dataclasses.replace(diag, category=cause)
-            rc = RecipeContext(diagnosis=cause_diag, versions={**self.versions, **probe.versions},
-                               trainers=tuple(probe.trainers), script=self.script,
-                               datasets=tuple(probe.datasets), keras=tuple(probe.keras),
-                               args=tuple(self.o.args))
             for recipe in candidates[cause]:
-                outcome = apply_recipe(recipe, program.source, rc)
-                if isinstance(outcome, RecipeCrashed):
-                    crash = outcome
-                    log = save_traceback(outcome.traceback or outcome.error,
-                                         f"recipe-{recipe.id}")
-                    self.result.warnings.append(f"{outcome.reason} (a bug in autofix; "
-                                                f"traceback saved to {log})")
+                fix, declined = self.apply_one(recipe, cause, cause_diag, diag, run, number,
+                                               modules)
+                if isinstance(declined, RecipeCrashed):
+                    crash = declined
                     reasons.append(f"{recipe.id}: crashed")
                     continue
-                if not isinstance(outcome, Applied):
-                    reasons.append(f"{recipe.id}: {outcome.reason}")
+                if fix is None:
+                    reasons.append(f"{recipe.id}: {declined}")
                     continue
-                where = self.document.where(program, diag.line) if diag.line else ""
-                if recipe.category != cause:  # a root cause behind another face
-                    cause_diag = dataclasses.replace(cause_diag, category=recipe.category,
-                                                     via=diag.via or cause)
-                rank = f"{probe.rank} of {self.o.nproc_per_node}" if probe.rank is not None \
-                    else ""  # a distributed launch: which rank failed first
-                message = commit_message(recipe, outcome, cause_diag, number,
-                                         self.branch.rel, where, rank)
-                before = self.branch.source
-                sha = self.branch.commit_fix(
-                    self.document.content(self.branch.source, outcome.source), message)
-                program = self.program
-                fix = FixRecord(recipe.category, recipe.id, sha, self.branch.rel,
-                                outcome.line or diag.line, outcome.summary, number,
-                                diff=unified_diff(before, self.branch.source, self.branch.rel),
-                                evidence=cause_diag.evidence)
                 self.result.fixes.append(fix)
                 fixes.append(fix)
                 break
@@ -539,6 +525,88 @@ class _Session:
             return NotApplicable(f"unknown: autofix has no category for this failure "
                                  f"(tried {tried})")
         return NotApplicable(f"{diag.category}: recipe not applicable ({tried})")
+
+    def modules(self, run: RunResult) -> list[str]:
+        """The user's own modules a recipe may edit after the script (POSIX paths in the
+        repository): those in the failure's frames, innermost first, then those the script
+        imports (:func:`autofix.run.programs.local_modules`); the script, notebooks,
+        environments and files outside the repository are never among them."""
+        root = Path(self.branch.root).resolve()
+        exc = run.probe.exception
+        files = [Path(f.file) for e in ((exc, *exc.chain) if exc else ())
+                 for f in reversed(e.frames)]
+        files += local_modules(self.program.source, self.script.parent)
+        found: dict[str, None] = {}
+        for path in files:
+            path = path if path.is_absolute() else self.o.cwd / path
+            try:
+                rel = path.resolve().relative_to(root).as_posix()
+            except (ValueError, OSError):
+                continue
+            if rel == self.branch.rel or not rel.endswith(".py") or not path.is_file() \
+                    or any(part.startswith(".") or part in ("site-packages", "node_modules")
+                           for part in rel.split("/")[:-1]):
+                continue
+            found[rel] = None
+        return list(found)
+
+    def apply_one(self, recipe: type[Recipe], cause: str, cause_diag: Diagnosis,
+                  diag: Diagnosis, run: RunResult, number: int, modules: list[str]
+                  ) -> tuple[FixRecord | None, str | RecipeCrashed]:
+        """Try ``recipe`` on the script, then on each of the user's ``modules``; commit the
+        first edit it makes. Returns the fix, or ``None`` and why (the script's reason), or
+        the crash (reported in ``warnings``)."""
+        probe = run.probe
+        program = self.program
+        targets = [(self.branch.rel, self.script, program.source),
+                   *((rel, Path(self.branch.root) / rel, self.branch.read(rel))
+                     for rel in modules)]
+        first_reason = ""
+        for rel, path, source in targets:
+            rc = RecipeContext(diagnosis=cause_diag, versions={**self.versions, **probe.versions},
+                               trainers=tuple(probe.trainers), script=path,
+                               datasets=tuple(probe.datasets), keras=tuple(probe.keras),
+                               args=tuple(self.o.args))
+            outcome = apply_recipe(recipe, source, rc)
+            if isinstance(outcome, RecipeCrashed):
+                log = save_traceback(outcome.traceback or outcome.error, f"recipe-{recipe.id}")
+                self.result.warnings.append(f"{outcome.reason} (a bug in autofix; traceback "
+                                            f"saved to {log})")
+                return None, outcome
+            if not isinstance(outcome, Applied):
+                first_reason = first_reason or outcome.reason
+                continue
+            script = rel == self.branch.rel
+            where = self.document.where(program, diag.line) \
+                if script and diag.line and diag.file in ("", str(self.script)) else ""
+            if recipe.category != cause:  # a root cause behind another face
+                cause_diag = dataclasses.replace(cause_diag, category=recipe.category,
+                                                 via=diag.via or cause)
+            rank = f"{probe.rank} of {self.o.nproc_per_node}" if probe.rank is not None \
+                else ""  # a distributed launch: which rank failed first
+            message = commit_message(recipe, outcome, cause_diag, number,
+                                     self.relative(diag.file) or self.branch.rel, where, rank)
+            before = self.branch.read(rel)
+            content = self.document.content(before, outcome.source) if script \
+                else outcome.source
+            sha = self.branch.commit_fix(content, message, rel)
+            after = self.branch.read(rel)
+            line = outcome.line or (diag.line if script else 0)
+            return FixRecord(recipe.category, recipe.id, sha, rel, line, outcome.summary,
+                             number, diff=unified_diff(before, after, rel),
+                             evidence=cause_diag.evidence), ""
+        if len(targets) > 1:
+            first_reason += f" (also tried {', '.join(rel for rel, _, _ in targets[1:])})"
+        return None, first_reason
+
+    def relative(self, file: str) -> str:
+        """``file`` (a path the child reported) relative to the repository ("" outside)."""
+        if not file:
+            return ""
+        try:
+            return Path(file).resolve().relative_to(Path(self.branch.root).resolve()).as_posix()
+        except (ValueError, OSError):
+            return ""
 
 
 class _Either(threading.Event):

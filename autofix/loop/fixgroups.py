@@ -80,16 +80,17 @@ class FixGroup:
     """The fixes committed for one diagnosis, judged by the next run.
 
     ``run`` is the run the diagnosis came from (its probe facts let the next recipe be
-    tried); ``before``/``after`` the program source around the fixes; ``tried`` every
-    recipe id applied for this diagnosis so far (dropped ones included).
+    tried); ``before``/``after`` the sources around the fixes (absolute path -> text: the
+    script's program first, then the user's modules on the branch); ``tried`` every recipe
+    id applied for this diagnosis so far (dropped ones included).
     """
 
     diagnosis: Diagnosis
     run: RunResult
     run_n: int
     fixes: list[FixRecord]
-    before: str
-    after: str
+    before: dict[str, str]
+    after: dict[str, str]
     tried: set[str] = field(default_factory=set)
     #: Other diagnoses fixed in the same group (preflight findings of the same run).
     extra: list[Diagnosis] = field(default_factory=list)
@@ -111,14 +112,19 @@ class FixGroup:
         """
         if diag.error_type not in BREAKING_TYPES and diag.category != "syntax-error":
             return ""
-        changed = changed_lines(self.before, self.after)
+        # the file the error points at (the script when it names none the fixes touched)
+        file = diag.file if diag.file in self.after else next(iter(self.after), "")
+        before, after = self.before.get(file, ""), self.after.get(file, "")
+        changed = changed_lines(before, after)
         if diag.error_type in _SYNTAX or diag.category == "syntax-error":
             return f"{diag.evidence} after the fix (the script parsed before it)"
         undefined = _UNDEFINED.search(diag.evidence)
         name = next((g for g in undefined.groups() if g), "") if undefined else ""
-        if name and name in names_in(self.after, changed):
+        if name and any(name in names_in(self.after[f], changed_lines(self.before.get(f, ""),
+                                                                      self.after[f]))
+                        for f in self.after):
             return f"{diag.evidence}: the fix inserted {name!r}, which is not defined there"
-        if diag.line and set(statement_span(self.after, diag.line)) & changed:
+        if diag.line and set(statement_span(after, diag.line)) & changed:
             return f"{diag.evidence} at line {diag.line}, a statement the fix changed"
         return ""
 

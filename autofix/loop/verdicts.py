@@ -19,7 +19,7 @@ from autofix.types import (
 )
 
 
-def judge(run: RunResult, script: Path) -> Healthy | Diagnosis:
+def judge(run: RunResult, script: Path, root: str = "") -> Healthy | Diagnosis:
     """The verdict on one run: :class:`Healthy` when it ended cleanly (exit 0 or the step
     budget) with no symptom and only finite losses, else its :class:`Diagnosis`.
 
@@ -37,7 +37,7 @@ def judge(run: RunResult, script: Path) -> Healthy | Diagnosis:
         losses = [s.loss for s in run.probe.steps if s.loss is not None]
         proven = LossMonitor(run.probe.num_classes, losses).clearly_learning()
         return Healthy(healthy_evidence(run), proven)
-    return diagnose_symptom(run) or diagnose(run, script)
+    return diagnose_symptom(run) or diagnose(run, script, root)
 
 
 #: ``via`` of a fault found by a preflight check that raises nothing (a loss on logits).

@@ -14,6 +14,7 @@ from autofix.types import (
     ExceptionInfo,
     Finding,
     Frame,
+    FrameFacts,
     KerasFacts,
     PreflightFault,
     ProbeReport,
@@ -38,6 +39,13 @@ def exception_from_json(data: dict[str, Any]) -> ExceptionInfo:
             for f in data.get("frames", [])
         ),
         chain=tuple(exception_from_json(c) for c in data.get("chain", [])),
+        facts=tuple(
+            FrameFacts(str(f.get("file", "")), int(f.get("line", 0) or 0),
+                       str(f.get("function", "")), bool(f.get("user", False)),
+                       {str(k): v for k, v in (f.get("locals") or {}).items()
+                        if isinstance(v, dict)})
+            for f in data.get("facts", []) if isinstance(f, dict)
+        ),
     )
 
 

@@ -55,6 +55,9 @@ class RunSpec:
     settings: Settings = field(default_factory=Settings)
     env: Mapping[str, str] = field(default_factory=dict)
     cancel: threading.Event | None = None
+    #: The user's modules as they are on the fix branch (absolute path -> text): the child
+    #: imports these instead of the files on disk (``autofix/run/child/modules.py``).
+    modules: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def environment(self) -> dict[str, str]:
@@ -226,6 +229,8 @@ def run_script(
             env = scrub_env(env, sandbox.pass_env)
         env[Env.PROBE_FILE] = str(probe_file)
         env[Env.MAX_STEPS] = str(spec.settings.max_steps)
+        if spec.modules:
+            env[Env.PATCHED_MODULES] = json.dumps(_write_modules(spec.modules, Path(tmp)))
         env.setdefault("PYTHONUNBUFFERED", "1")
         cmd = launch_command(spec, patched)
         confined = confine(cmd, sandbox) if sandbox else Confinement(cmd)
@@ -235,6 +240,16 @@ def run_script(
                              _StepTail(probe_file, on_step))
         finally:
             confined.close()
+
+
+def _write_modules(modules: Mapping[str, str], folder: Path) -> dict[str, str]:
+    """Write each patched module into ``folder``; ``{real path: patched file}``."""
+    out = {}
+    for n, (real, text) in enumerate(sorted(modules.items())):
+        patched = folder / f"module{n}-{Path(real).name}"
+        patched.write_bytes(text.encode("utf-8"))
+        out[real] = str(patched)
+    return out
 
 
 def _supervise(spec: RunSpec, cmd: list[str], env: dict[str, str], probe_file: Path,

@@ -135,6 +135,8 @@ class FixBranch:
     snapshot_pending: bool
     commits: list[str] = field(default_factory=list)
     resumed: bool = False
+    #: The user's modules a fix edited (POSIX path in the repository -> the branch's text).
+    files: dict[str, str] = field(default_factory=dict)
     #: Dry run: new objects go to this temporary folder (the repository's own objects are
     #: read as alternates) and no ref is written; :meth:`close` removes it.
     scratch: str = ""
@@ -188,27 +190,30 @@ class FixBranch:
                 env[f"GIT_{role}_EMAIL"] = _FALLBACK_IDENTITY["email"]
         return env
 
-    def _mode(self) -> str:
+    def _mode(self, rel: str) -> str:
         try:
-            blob = self.repo.commit(self.base).tree / self.rel
+            blob = self.repo.commit(self.base).tree / rel
             return f"{blob.mode:o}"
         except KeyError:
             return "100644"
 
-    def _commit(self, content: str, message: str) -> str:
-        data = content.encode("utf-8")
+    def _commit(self, changes: dict[str, str], message: str) -> str:
+        """One commit on the branch's tip with each ``rel -> content`` of ``changes``."""
         with tempfile.TemporaryDirectory(prefix="autofix-index-") as tmp:
             env = self._env(os.path.join(tmp, "index"))
             g = self.repo.git
-            if self.scratch:
-                loose = Path(tmp) / "blob"
-                loose.write_bytes(data)
-                blob = g.hash_object("-w", "--no-filters", str(loose), env=env).strip()
-            else:
-                blob = self.repo.odb.store(
-                    IStream(git.Blob.type, len(data), BytesIO(data))).hexsha.decode()
             g.read_tree(self.tip, env=env)
-            g.update_index("--add", "--cacheinfo", f"{self._mode()},{blob},{self.rel}", env=env)
+            for n, (rel, content) in enumerate(changes.items()):
+                data = content.encode("utf-8")
+                if self.scratch:
+                    loose = Path(tmp) / f"blob{n}"
+                    loose.write_bytes(data)
+                    blob = g.hash_object("-w", "--no-filters", str(loose), env=env).strip()
+                else:
+                    blob = self.repo.odb.store(
+                        IStream(git.Blob.type, len(data), BytesIO(data))).hexsha.decode()
+                g.update_index("--add", "--cacheinfo", f"{self._mode(rel)},{blob},{rel}",
+                               env=env)
             tree = g.write_tree(env=env)
             sha: str = g.commit_tree(tree, "-p", self.tip, "-m", message, env=env).strip()
         old = self.tip if self.exists else _ZERO
@@ -228,20 +233,44 @@ class FixBranch:
         self.commits.append(sha)
         return sha
 
-    @_git_errors
-    def commit_fix(self, content: str, message: str) -> str:
-        """Commit ``content`` as the script on the branch; returns the fix commit's sha.
+    def read(self, rel: str) -> str:
+        """The branch's version of the file ``rel`` (POSIX, in the repository): the script's
+        ``source``, an edited module's content, else the file as the user has it."""
+        if rel == self.rel:
+            return self.source
+        if rel in self.files:
+            return self.files[rel]
+        return (Path(self.root) / rel).read_bytes().decode("utf-8")
 
-        Writes the snapshot commit first when one is pending. Raises
-        :class:`AutofixError` when the branch moved under autofix.
+    def _differs_from_base(self, rel: str, content: str) -> bool:
+        try:
+            blob = self.repo.commit(self.base).tree / rel
+        except KeyError:
+            return True
+        return bool(blob.data_stream.read().decode("utf-8") != content)
+
+    @_git_errors
+    def commit_fix(self, content: str, message: str, rel: str | None = None) -> str:
+        """Commit ``content`` as the file ``rel`` (default: the script) on the branch;
+        returns the fix commit's sha.
+
+        Writes a snapshot commit first when the file as the user ran it differs from the
+        base (uncommitted changes). Raises :class:`AutofixError` when the branch moved
+        under autofix.
         """
-        if self.snapshot_pending:
-            self._commit(self.source, f"autofix: snapshot {self.rel} as run (uncommitted "
-                                      "changes)\n\nThe script differs from HEAD; this is the "
-                                      "version autofix ran and fixed.")
+        rel = rel or self.rel
+        if rel == self.rel and self.snapshot_pending:
+            self._commit({self.rel: self.source}, _snapshot_message(self.rel, "script"))
             self.snapshot_pending = False
-        sha = self._commit(content, message)
-        self.source = content
+        elif rel != self.rel and rel not in self.files:
+            user = self.read(rel)
+            if self._differs_from_base(rel, user):
+                self._commit({rel: user}, _snapshot_message(rel))
+        sha = self._commit({rel: content}, message)
+        if rel == self.rel:
+            self.source = content
+        else:
+            self.files[rel] = content
         return sha
 
     @_git_errors
@@ -250,14 +279,20 @@ class FixBranch:
         and that is left with no fix is deleted. The dropped commit stays in the reflog."""
         dropped = self.commits.pop()
         parent = self.repo.git.rev_parse(f"{dropped}^", env=self._objects()).strip()
-        self.source = self._read(parent)
+        self.source = self._read(parent, self.rel)
+        for rel in list(self.files):
+            try:
+                self.files[rel] = self._read(parent, rel)
+            except (KeyError, git.GitCommandError):
+                del self.files[rel]  # not on the branch before: the user's file again
         fixes_left = [c for c in self.commits if not self._is_snapshot(c)]
         if not fixes_left and not self.resumed:
             if not self.scratch:
                 self.repo.git.update_ref("-d", self.ref, dropped)
             self.exists = False
-            self.snapshot_pending = bool(self.commits)
+            self.snapshot_pending = self._differs_from_base(self.rel, self.source)
             self.commits.clear()
+            self.files.clear()
             self.tip = self.base
             return
         if not self.scratch:
@@ -269,13 +304,18 @@ class FixBranch:
         subject = self.repo.git.log("-1", "--format=%s", sha, env=self._objects())
         return str(subject).startswith("autofix: snapshot ")
 
-    def _read(self, sha: str) -> str:
+    def _read(self, sha: str, rel: str) -> str:
         if self.scratch:
-            data = self.repo.git.cat_file("blob", f"{sha}:{self.rel}", env=self._objects(),
+            data = self.repo.git.cat_file("blob", f"{sha}:{rel}", env=self._objects(),
                                           strip_newline_in_stdout=False)
             return str(data)
-        blob = self.repo.commit(sha).tree / self.rel
+        blob = self.repo.commit(sha).tree / rel
         return str(blob.data_stream.read().decode("utf-8"))
+
+
+def _snapshot_message(rel: str, what: str = "file") -> str:
+    return (f"autofix: snapshot {rel} as run (uncommitted changes)\n\nThe {what} differs from "
+            "HEAD; this is the version autofix ran and fixed.")
 
 
 @_git_errors

@@ -34,8 +34,20 @@ class BranchWriter(Protocol):
     @property
     def root(self) -> str: ...
 
-    def commit_fix(self, content: str, message: str) -> str:
-        """Record ``content`` as the script's next version; returns the commit's id."""
+    @property
+    def files(self) -> dict[str, str]:
+        """The user's modules a fix edited: POSIX path in the repository -> their text on
+        the branch (the script is ``rel``/``source``)."""
+        ...
+
+    def read(self, rel: str) -> str:
+        """The branch's version of the file ``rel``: the script's ``source``, an edited
+        module's text, else the file as the user has it."""
+        ...
+
+    def commit_fix(self, content: str, message: str, rel: str | None = None) -> str:
+        """Record ``content`` as the next version of ``rel`` (default: the script); returns
+        the commit's id."""
         ...
 
     def drop_last(self) -> None:
@@ -58,12 +70,14 @@ class BranchWriter(Protocol):
 
 @dataclass(frozen=True)
 class PendingCommit:
-    """A fix made in memory: the patched script and its commit message."""
+    """A fix made in memory: the patched file (``rel``: the script or one of the user's
+    modules), its commit message, and what the file held before it."""
 
     key: str
     content: str
     message: str
     parent_source: str
+    rel: str = ""
 
 
 @dataclass
@@ -79,18 +93,33 @@ class MemoryBranch:
     source: str
     root: str = ""
     commits: list[PendingCommit] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)
     _made: int = 0
 
-    def commit_fix(self, content: str, message: str) -> str:
+    def read(self, rel: str) -> str:
+        if rel == self.rel:
+            return self.source
+        if rel in self.files:
+            return self.files[rel]
+        return (Path(self.root) / rel).read_bytes().decode("utf-8")
+
+    def commit_fix(self, content: str, message: str, rel: str | None = None) -> str:
+        rel = rel or self.rel
         self._made += 1
         key = f"{PENDING}{self._made}"
-        self.commits.append(PendingCommit(key, content, message, self.source))
-        self.source = content
+        self.commits.append(PendingCommit(key, content, message, self.read(rel), rel))
+        if rel == self.rel:
+            self.source = content
+        else:
+            self.files[rel] = content
         return key
 
     def drop_last(self) -> None:
         dropped = self.commits.pop()
-        self.source = dropped.parent_source
+        if dropped.rel in ("", self.rel):
+            self.source = dropped.parent_source
+        else:
+            self.files[dropped.rel] = dropped.parent_source
 
     def autofix_commits(self) -> list[str]:
         return []  # a detached session starts from the user's file, never a --resume
@@ -116,7 +145,7 @@ def replay(script: Path, branch: str, base: str, commits: list[PendingCommit],
     if not commits or result.dry_run:
         return result
     fixes = prepare_branch(open_repo(script), script, branch, False, base=base)
-    real = {c.key: fixes.commit_fix(c.content, c.message) for c in commits}
+    real = {c.key: fixes.commit_fix(c.content, c.message, c.rel or None) for c in commits}
     result.fixes = [dataclasses.replace(f, commit=real.get(f.commit, f.commit))
                     for f in result.fixes]
     result.runs = [dataclasses.replace(r, commit=real.get(r.commit, r.commit))

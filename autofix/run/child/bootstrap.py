@@ -46,7 +46,7 @@ def load_child_package() -> types.ModuleType:
 
 
 load_child_package()
-from _autofix_child import events, preflight, sampling  # noqa: E402
+from _autofix_child import events, modules, preflight, sampling  # noqa: E402
 from _autofix_child.contract import Env  # noqa: E402
 from _autofix_child.events import (  # noqa: E402
     AutofixStop,
@@ -63,6 +63,7 @@ from _autofix_child.probes import install  # noqa: E402
 def configure(environ: dict[str, str] | os._Environ[str]) -> None:
     """The run's switches, from the environment the parent set (:class:`contract.Env`)."""
     events.configure(environ)
+    modules.install(environ.get(Env.PATCHED_MODULES, ""))
     preflight.ENABLED = environ.get(Env.PREFLIGHT, "0") == "1"
     sampling.SAMPLE_ROWS = int(environ.get(Env.SAMPLE_ROWS, "0") or 0)
 

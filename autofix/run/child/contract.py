@@ -19,6 +19,8 @@ class Env:
     PREFLIGHT = "AUTOFIX_PREFLIGHT"  # "1": preflight checks at train()/fit()/first batch
     SAMPLE_ROWS = "AUTOFIX_SAMPLE_ROWS"  # cut each loaded split to this many rows (0: off)
     RECORD_ONLY = "AUTOFIX_RECORD_ONLY"  # "1": a stall is recorded, training goes on
+    REPO_ROOT = "AUTOFIX_REPO_ROOT"  # the user's repository: its files are the user's frames
+    PATCHED_MODULES = "AUTOFIX_PATCHED_MODULES"  # JSON {real path: patched file} (modules.py)
 
 
 class Event:
@@ -54,8 +56,10 @@ DATASET_FIELDS = ("role", "columns", "num_rows", "label_column", "label_kind",
 #: Every event and the payload fields it may carry (all optional to the reader).
 EVENTS: dict[str, tuple[str, ...]] = {
     Event.VERSIONS: ("versions",),  # {distribution: version}
-    # type (qualified), message, frames [{file, line, function, text}], chain [exception]
-    Event.EXCEPTION: ("type", "message", "frames", "chain"),
+    # type (qualified), message, frames [{file, line, function, text}], chain [exception],
+    # facts [{file, line, function, user, locals: {name: summary}}] of the frames that
+    # matter, innermost first (facts.py)
+    Event.EXCEPTION: ("type", "message", "frames", "chain", "facts"),
     Event.TRAINER: ("trainer_class", "model_class", "num_labels", "datasets"),
     Event.DATASET: (*DATASET_FIELDS, "requested"),
     Event.KERAS: ("keras", "model_class", "hf_model", "num_labels", "optimizer", "lr", "loss",
@@ -71,7 +75,7 @@ EVENTS: dict[str, tuple[str, ...]] = {
     Event.EXIT: ("code", "stopped"),
     # a preflight check that failed (issue 10): the check's name and the exception the
     # run would raise (as ``exception``)
-    Event.PREFLIGHT: ("check", "type", "message", "frames", "chain"),
+    Event.PREFLIGHT: ("check", "type", "message", "frames", "chain", "facts"),
     # a preflight check that found a fault the run would not raise but trains on (issue 8,
     # "trains, but wrongly"): the check, the fault's category id and the evidence line
     Event.PREFLIGHT_FAULT: ("check", "category", "evidence"),

@@ -17,11 +17,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from .contract import Env, Event
+from .facts import frame_facts
 from .symptoms import EXTENSION, LossMonitor
 
 #: The run's switches, set by the bootstrap from the environment the parent gave
 #: (:func:`configure`); nothing is read at import.
 PROBE_FILE = ""
+REPO_ROOT = ""  # the user's repository (frames in its files are the user's)
 MAX_STEPS = 0
 #: The process's rank under torchrun / accelerate launch (None: a single process).
 RANK: int | None = None
@@ -35,8 +37,9 @@ RECORD_ONLY = False
 def configure(environ: Mapping[str, str]) -> None:
     """Set the probe file, step budget, rank and record-only switch from ``environ`` (the
     variable names of :class:`Env`); the bootstrap calls this before the script runs."""
-    global PROBE_FILE, MAX_STEPS, RANK, RECORD_ONLY
+    global PROBE_FILE, MAX_STEPS, RANK, RECORD_ONLY, REPO_ROOT
     PROBE_FILE = environ.get(Env.PROBE_FILE, "")
+    REPO_ROOT = environ.get(Env.REPO_ROOT, "")
     MAX_STEPS = int(environ.get(Env.MAX_STEPS, "0") or 0)
     RANK = int(environ["RANK"]) if environ.get("RANK", "").isdigit() \
         and int(environ.get("WORLD_SIZE", "1") or 1) > 1 else None
@@ -234,9 +237,11 @@ def describe_exception(exc: BaseException, depth: int = 0, *, skip: str = "",
                        **extra: Any) -> dict[str, Any]:
     """``exc`` as an ``exception``/``preflight`` event's fields: ``type`` (qualified class
     name), ``message``, ``frames`` (file, line, function, text; innermost last; a
-    ``SyntaxError`` adds the line it points at) and ``chain`` (the cause or context, at
-    most 5 deep), plus ``extra`` (e.g. ``check=`` for a preflight finding) at every level.
-    Frames of the file ``skip`` at the traceback's root (the probe's own) are left out."""
+    ``SyntaxError`` adds the line it points at), ``chain`` (the cause or context, at most 5
+    deep) and ``facts`` (what the objects in the frames that matter were:
+    :func:`facts.frame_facts`), plus ``extra`` (e.g. ``check=`` for a preflight finding) at
+    every level. Frames of the file ``skip`` at the traceback's root (the probe's own) are
+    left out."""
     frames = [{"file": f.filename, "line": f.lineno or 0, "function": f.name,
                "text": f.line or ""} for f in traceback.extract_tb(trimmed_traceback(exc, skip))]
     if isinstance(exc, SyntaxError) and exc.filename:
@@ -247,4 +252,5 @@ def describe_exception(exc: BaseException, depth: int = 0, *, skip: str = "",
         if inner is not None and depth < 5 else []
     kind = type(exc)
     return {**extra, "type": f"{kind.__module__}.{kind.__qualname__}", "message": str(exc),
-            "frames": frames, "chain": chain}
+            "frames": frames, "chain": chain,
+            "facts": frame_facts(exc.__traceback__, REPO_ROOT, skip)}

@@ -1,0 +1,260 @@
+"""Facts at the failure: what the objects in the failing frames were.
+
+When a run fails, the probe summarises the local values of the frames that matter: the
+innermost frames of the library boundary that raised (a loss function, a collator, a
+model's ``forward``, ``compute_metrics``, ``Dataset.map``, an optimizer's constructor) and
+the innermost frames in the user's own files. A summary is small JSON: a tensor's dtype,
+shape, device and, for integer or integral values, the label facts a category needs (min,
+max, negatives, the -100 ignore index, a few distinct values); a mapping's keys; a
+dataset's columns, features and rows; a sequence's length and first items; a model's
+class and head (``num_labels``, ``problem_type``). Categories match on these facts; the
+message is one more fact.
+
+Standard library only (it runs inside the user's interpreter); libraries are recognised
+by duck typing, never imported. Every summary is bounded and never raises.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import types
+from collections.abc import Mapping
+from typing import Any
+
+#: Frames of the library boundary kept, innermost first (the frame that raised and the
+#: library frames just outside it: ``cross_entropy`` inside the model's ``forward``
+#: inside ``Trainer.compute_loss``).
+LIBRARY_FRAMES = 6
+#: Call wrappers whose frames hold only ``args``/``kwargs`` on their way to the real
+#: function: skipped, so they do not use up :data:`LIBRARY_FRAMES`.
+WRAPPERS = ("torch/nn/modules/module.py", "torch/utils/_contextlib.py",
+            "transformers/utils/generic.py", "accelerate/hooks.py",
+            "accelerate/utils/operations.py", "torch/_dynamo/")
+#: Frames in the user's own files kept, innermost first.
+USER_FRAMES = 3
+#: Local values summarised per frame, and items / keys shown per container.
+MAX_LOCALS = 24
+MAX_ITEMS = 6
+#: Tensors and arrays above this many elements get no value statistics (shape and dtype
+#: only): an embedding matrix says nothing about labels.
+MAX_STAT_ELEMENTS = 5_000_000
+#: The ignore index of torch's and transformers' losses (labels the loss skips).
+IGNORE_INDEX = -100
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = str(value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _number(value: float) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def _integer_stats(values: list[int]) -> dict[str, Any]:  # numpy arrays, as Python ints
+    """min/max over the values the loss reads (the ignore index left out), the counts of
+    negatives and of ignored values, and up to 20 distinct values."""
+    kept = [v for v in values if v != IGNORE_INDEX]
+    out: dict[str, Any] = {"ignored": len(values) - len(kept),
+                           "negatives": sum(1 for v in kept if v < 0)}
+    if kept:
+        out["min"], out["max"] = min(kept), max(kept)
+        distinct = sorted(set(kept))
+        out["distinct"] = distinct[:20]
+        out["n_distinct"] = len(distinct)
+    return out
+
+
+def _float_stats(values: list[float]) -> dict[str, Any]:
+    finite = [v for v in values if math.isfinite(v)]
+    out: dict[str, Any] = {"nonfinite": len(values) - len(finite)}
+    if finite:
+        out["min"], out["max"] = _number(min(finite)), _number(max(finite))
+        out["integral"] = all(float(v).is_integer() for v in finite)
+        if out["integral"]:
+            out["distinct"] = sorted(set(int(v) for v in finite))[:20]
+    return out
+
+
+def _tensor(value: Any) -> dict[str, Any]:
+    """A torch tensor (duck-typed: ``dtype``, ``shape``, ``device``, ``numel``), its value
+    statistics computed with the tensor's own methods (no copy to Python lists)."""
+    out: dict[str, Any] = {"kind": "tensor", "dtype": str(value.dtype),
+                           "shape": [int(s) for s in value.shape], "device": str(value.device)}
+    if getattr(value, "requires_grad", False):
+        out["requires_grad"] = True
+    if not value.numel() or value.numel() > MAX_STAT_ELEMENTS or value.is_complex() \
+            or str(value.dtype) == "torch.bool":
+        return out
+    flat = value.detach().reshape(-1)
+    if value.is_floating_point():
+        finite = flat.isfinite()
+        out["nonfinite"] = int((~finite).sum().item())
+        kept = flat[finite]
+        if kept.numel():
+            out["min"], out["max"] = float(kept.min().item()), float(kept.max().item())
+            out["integral"] = bool((kept == kept.round()).all().item())
+            if out["integral"]:
+                distinct = kept.unique()
+                out["distinct"] = [int(v) for v in distinct[:20].tolist()]
+                out["n_distinct"] = int(distinct.numel())
+        return out
+    kept = flat[flat != IGNORE_INDEX]
+    out["ignored"] = int(flat.numel() - kept.numel())
+    out["negatives"] = int((kept < 0).sum().item())
+    if kept.numel():
+        out["min"], out["max"] = int(kept.min().item()), int(kept.max().item())
+        distinct = kept.unique()
+        out["distinct"] = [int(v) for v in distinct[:20].tolist()]
+        out["n_distinct"] = int(distinct.numel())
+    return out
+
+
+def _array(value: Any) -> dict[str, Any]:
+    """A numpy array (duck-typed: ``dtype.kind``, ``shape``, ``ravel``)."""
+    kind = value.dtype.kind
+    out: dict[str, Any] = {"kind": "array", "dtype": str(value.dtype),
+                           "shape": [int(s) for s in value.shape]}
+    if value.size and value.size <= MAX_STAT_ELEMENTS:
+        if kind in "iu":
+            out.update(_integer_stats([int(v) for v in value.ravel().tolist()]))
+        elif kind == "f":
+            out.update(_float_stats([float(v) for v in value.ravel().tolist()]))
+        elif kind == "O":
+            first = value.ravel()[0]
+            out["item"] = describe_value(first, depth=1)
+    return out
+
+
+def _dataset(value: Any) -> dict[str, Any]:
+    """A ``datasets.Dataset`` (columns, rows, features) or ``DatasetDict`` (splits)."""
+    if hasattr(value, "column_names") and isinstance(value.column_names, dict):
+        return {"kind": "datasetdict", "type": _type_name(value),
+                "splits": {k: list(v)[:30] for k, v in list(value.column_names.items())[:8]}}
+    features = getattr(value, "features", None) or {}
+    return {"kind": "dataset", "type": _type_name(value),
+            "columns": list(value.column_names)[:40],
+            "num_rows": int(value.num_rows) if hasattr(value, "num_rows") else None,
+            "features": {k: _short(v, 120) for k, v in list(features.items())[:20]}}
+
+
+def _module(value: Any) -> dict[str, Any]:
+    """A torch ``nn.Module`` (a model): its class, its config's head, its parameters."""
+    out: dict[str, Any] = {"kind": "model", "type": _type_name(value)}
+    config = getattr(value, "config", None)
+    if config is not None:
+        for name in ("num_labels", "problem_type", "model_type", "vocab_size", "pad_token_id",
+                     "max_position_embeddings", "is_encoder_decoder"):
+            if hasattr(config, name):
+                attr = getattr(config, name)
+                out[name] = attr if isinstance(attr, (int, float, str, bool, type(None))) \
+                    else _short(attr)
+    return out
+
+
+def describe_value(value: Any, depth: int = 0) -> dict[str, Any]:
+    """A bounded JSON summary of ``value`` (see the module docstring); never raises."""
+    try:
+        if value is None or isinstance(value, bool):
+            return {"kind": "none" if value is None else "bool", "value": value}
+        if isinstance(value, (int, float)):
+            return {"kind": "number", "type": type(value).__name__, "value": _number(value)}
+        if isinstance(value, str):
+            return {"kind": "str", "value": _short(value)}
+        if hasattr(value, "dtype") and hasattr(value, "shape") and hasattr(value, "device") \
+                and hasattr(value, "numel"):
+            return _tensor(value)
+        if hasattr(value, "dtype") and hasattr(value, "shape") and hasattr(value, "ravel"):
+            return _array(value)
+        if hasattr(value, "column_names") and hasattr(value, "features") or \
+                type(value).__name__ == "DatasetDict":
+            return _dataset(value)
+        if hasattr(value, "parameters") and hasattr(value, "forward") and \
+                hasattr(value, "named_modules"):
+            return _module(value)
+        if isinstance(value, Mapping) or hasattr(value, "keys") and hasattr(value, "items") \
+                and hasattr(value, "__getitem__"):
+            keys = [k for k in list(value.keys())[:40]]
+            out: dict[str, Any] = {"kind": "mapping", "type": _type_name(value),
+                                   "keys": [_short(k) for k in keys]}
+            if depth < 2:
+                out["values"] = {_short(k): describe_value(value[k], depth + 1)
+                                 for k in keys[:MAX_ITEMS * 2]}
+            return out
+        if isinstance(value, (list, tuple)):
+            out = {"kind": type(value).__name__ if type(value) in (list, tuple) else "tuple",
+                   "type": _type_name(value), "len": len(value)}
+            if depth < 2:
+                out["items"] = [describe_value(v, depth + 1) for v in value[:MAX_ITEMS]]
+            return out
+        if hasattr(value, "predictions") and hasattr(value, "label_ids"):  # EvalPrediction
+            return {"kind": "eval-prediction", "type": _type_name(value),
+                    "predictions": describe_value(value.predictions, depth + 1),
+                    "label_ids": describe_value(value.label_ids, depth + 1)}
+        return {"kind": "object", "type": _type_name(value)}
+    except Exception as exc:  # noqa: BLE001 - a fact we cannot read is left out
+        return {"kind": "unreadable", "type": _type_name(value), "error": _short(repr(exc))}
+
+
+def _is_library(filename: str) -> bool:
+    """A file of an installed library or of Python itself (not the user's)."""
+    path = os.path.abspath(filename)
+    if "site-packages" in path or "dist-packages" in path or filename.startswith("<"):
+        return True
+    prefixes = {os.path.abspath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    return any(path.startswith(p + os.sep) for p in prefixes)
+
+
+def _wanted(name: str, value: Any) -> bool:
+    return not name.startswith("__") and not isinstance(
+        value, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type,
+                types.MethodType))
+
+
+def frame_facts(tb: Any, root: str = "", skip: str = "") -> list[dict[str, Any]]:
+    """Facts of the frames of traceback ``tb`` that matter, innermost first: the last
+    :data:`LIBRARY_FRAMES` library frames and the last :data:`USER_FRAMES` frames in the
+    user's files (under ``root`` when given, else any file that is not a library's), each
+    ``{"file", "line", "function", "user", "locals": {name: summary}}``. Frames of the
+    file ``skip`` (the probe's own) are left out. Never raises."""
+    try:
+        frames = []
+        while tb is not None:
+            frames.append((tb.tb_frame, tb.tb_lineno))
+            tb = tb.tb_next
+        out: list[dict[str, Any]] = []
+        library = user = 0
+        here = os.path.dirname(os.path.abspath(__file__))
+        for frame, line in reversed(frames):
+            filename = frame.f_code.co_filename
+            if filename == skip or os.path.abspath(filename).startswith(here) \
+                    or any(w in filename.replace(os.sep, "/") for w in WRAPPERS):
+                continue
+            mine = not _is_library(filename) and (
+                not root or os.path.abspath(filename).startswith(os.path.abspath(root)))
+            if mine and user >= USER_FRAMES or not mine and library >= LIBRARY_FRAMES:
+                continue
+            if mine:
+                user += 1
+            else:
+                library += 1
+            local = {k: v for k, v in list(frame.f_locals.items())[:MAX_LOCALS * 2]
+                     if _wanted(k, v)}
+            out.append({"file": filename, "line": line, "function": frame.f_code.co_name,
+                        "user": mine,
+                        "locals": {k: describe_value(v) for k, v in
+                                   list(local.items())[:MAX_LOCALS]}})
+            if user >= USER_FRAMES and library >= LIBRARY_FRAMES:
+                break
+        return out
+    except Exception:  # noqa: BLE001 - the facts are a bonus; the failure is reported anyway
+        return []
