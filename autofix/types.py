@@ -266,6 +266,9 @@ class Diagnosis:
     causes: tuple[str, ...] = ()
     #: Short class name of the exception (``NameError``); "" for symptoms and timeouts.
     error_type: str = ""
+    #: The exception diagnosed, with the facts of its frames (``ExceptionInfo.facts``), for
+    #: the recipes that fix the value the facts name (``None``: a symptom, a timeout).
+    failure: ExceptionInfo | None = field(default=None, compare=False, repr=False)
 
     def same_fault(self, other: Diagnosis) -> bool:
         """True when ``other`` is this fault again at the same place: the same category

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from autofix.categories.sites import SITES
+from autofix.categories.sites import SITES, all_frames, frame_keys, raised_site
 from autofix.types import ExceptionInfo, FrameFacts, ProbeReport
 
 Value = Mapping[str, Any]
@@ -131,3 +131,53 @@ def labels_at_loss(failure: Failure) -> LabelsAtLoss | None:
         if target is not None and dims:
             return LabelsAtLoss(target, logits, dims[-1], frame.function)  # type: ignore[arg-type]
     return None
+
+
+def failure_of(probe: ProbeReport) -> Failure | None:
+    """The run's exception as a :class:`Failure` (its site and frames worked out), for a
+    category's ``advice``, which is given the probe report; ``None`` when the run raised
+    nothing the probe saw."""
+    exc = probe.exception
+    if exc is None:
+        return None
+    frames = tuple(key for candidate in (exc, *exc.chain)
+                   for key in frame_keys(all_frames(candidate)))
+    return Failure(exc, raised_site(exc), frames, probe)
+
+
+def library_frames(failure: Failure, limit: int = 0) -> list[FrameFacts]:
+    """The described frames outside the user's files, innermost first (the first
+    ``limit`` of them when given: the boundary that raised and its callers)."""
+    frames = [f for f in failure.frame_facts() if not f.user]
+    return frames[:limit] if limit else frames
+
+
+def number_in(text: str) -> float | None:
+    """The number a string spells (``"5e-5"``, ``" 16 "``), or ``None``."""
+    try:
+        value = float(text.strip())
+    except (TypeError, ValueError):
+        return None
+    return value if value == value and value not in (float("inf"), float("-inf")) else None
+
+
+def kind(value: Value | None) -> str:
+    """The summary's kind (``tensor``, ``mapping``, ``dataset``...; "" for no value)."""
+    return str((value or {}).get("kind", ""))
+
+
+def type_name(value: Value | None) -> str:
+    """The qualified class name of the summarised value ("" when not recorded)."""
+    return str((value or {}).get("type", ""))
+
+
+def is_model_output(value: Value | None) -> bool:
+    """A transformers ``ModelOutput`` (``SequenceClassifierOutput``...): summarised as a
+    mapping of its set fields."""
+    return kind(value) == "mapping" and type_name(value).startswith("transformers.") \
+        and type_name(value).endswith("Output")
+
+
+def user_values(failure: Failure, name: str) -> list[Value]:
+    """The summaries of the local ``name`` in the user's frames, innermost first."""
+    return [f.values[name] for f in failure.user_frames() if name in f.values]

@@ -148,7 +148,10 @@ class Category:
         patterns to go by)."""
         if self.check is None:
             return True
-        verdict = self.check(failure)
+        try:
+            verdict = self.check(failure)
+        except Exception:  # noqa: BLE001 - facts of an unexpected shape tell nothing
+            verdict = None
         if self.needs_facts or not (self.compiled or self.types):
             return verdict is True
         return verdict is not False

@@ -171,6 +171,7 @@ def diagnose(run: RunResult, script: Path, root: str = "") -> Diagnosis:
         details=key_lines(exc, script, root=root),
         hint=hint,
         error_type=exc.short_type,
+        failure=exc,
     )
     advice = category.advice(run.probe) if category.advice else ""  # what the facts say
     return dataclasses.replace(diagnosis, hint=advice) if advice else diagnosis

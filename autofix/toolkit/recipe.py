@@ -32,6 +32,7 @@ from autofix.toolkit.parsed import ParsedSource
 from autofix.types import (
     DatasetFacts,
     Diagnosis,
+    ExceptionInfo,
     KerasFacts,
     RecipeContext,
     TrainerFacts,
@@ -55,11 +56,14 @@ class Example:
     keras: tuple[KerasFacts, ...] = ()
     evidence: str = "example"
     line: int = 0  # the failing line in ``before`` (0: none)
+    #: the exception with the facts of its frames (:mod:`autofix.toolkit.facts`)
+    failure: ExceptionInfo | None = None
 
     def context(self, category: str) -> RecipeContext:
         """The :class:`RecipeContext` this example runs the recipe with."""
         return RecipeContext(
-            diagnosis=Diagnosis(category=category, evidence=self.evidence, line=self.line),
+            diagnosis=Diagnosis(category=category, evidence=self.evidence, line=self.line,
+                                failure=self.failure),
             versions=self.versions,
             trainers=self.trainers,
             datasets=self.datasets,

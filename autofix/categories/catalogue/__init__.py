@@ -1,6 +1,8 @@
 """The built-in catalogue, one module per family, registered in classification order:
-the course's faults, the reported ones, the training symptoms and their root causes,
-then the run's own outcomes (``timeout``, ``unknown``). Adding a category is one entry in
+the faults of values and of data structures recognised from the facts at the failure
+(they need those facts, so they never fire on a message alone and come first), the
+course's faults, the reported ones, the training symptoms and their root causes, then the
+run's own outcomes (``timeout``, ``unknown``). Adding a category is one entry in
 the family module it belongs to (``docs/recipes.md`` walks through it).
 
 Imports: autofix.types, autofix.paths, autofix.categories, autofix.run.child.contract.
@@ -9,6 +11,7 @@ Imports: autofix.types, autofix.paths, autofix.categories, autofix.run.child.con
 from __future__ import annotations
 
 from autofix.categories.catalogue.course import COURSE
+from autofix.categories.catalogue.data import DATA
 from autofix.categories.catalogue.reported import REPORTED
 from autofix.categories.catalogue.run import TIMEOUT, UNKNOWN
 from autofix.categories.catalogue.symptoms import (
@@ -17,14 +20,16 @@ from autofix.categories.catalogue.symptoms import (
     SLOW_TRIAL,
     SYMPTOMS,
 )
+from autofix.categories.catalogue.values import VALUES
 from autofix.categories.model import Category
 from autofix.categories.registry import register_category
 
 #: Every built-in category, in classification order.
-BUILT_IN: tuple[Category, ...] = (*COURSE, *REPORTED, *SYMPTOMS, *ROOT_CAUSES, TIMEOUT, UNKNOWN)
+BUILT_IN: tuple[Category, ...] = (*VALUES, *DATA, *COURSE, *REPORTED, *SYMPTOMS, *ROOT_CAUSES,
+                                  TIMEOUT, UNKNOWN)
 
 for _category in BUILT_IN:
     register_category(_category)
 
-__all__ = ["BUILT_IN", "COURSE", "LR_TOO_HIGH", "REPORTED", "ROOT_CAUSES", "SLOW_TRIAL",
-           "SYMPTOMS", "TIMEOUT", "UNKNOWN"]
+__all__ = ["BUILT_IN", "COURSE", "DATA", "LR_TOO_HIGH", "REPORTED", "ROOT_CAUSES", "SLOW_TRIAL",
+           "SYMPTOMS", "TIMEOUT", "UNKNOWN", "VALUES"]

@@ -279,6 +279,8 @@ COURSE: tuple[Category, ...] = (
             r"Unable to create tensor, you should probably activate truncation and/or padding",
             r"all input arrays must have the same shape",
             r"stack expects each tensor to be equal size",
+            # torch's default_collate on rows of Python lists of different lengths
+            r"each element in list of batch should be of equal size",
         ),
         raised_in=("collator",),  # raised in a Dataset.map function it is map-return-tensors
         examples=("v5.txt", "v4.txt", "v4-tf.txt"),

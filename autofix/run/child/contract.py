@@ -70,7 +70,9 @@ EVENTS: dict[str, tuple[str, ...]] = {
                     "analysis_error"),
     Event.NUM_CLASSES: ("value",),
     Event.BUDGET_REACHED: ("step",),
-    Event.EARLY_EVAL: ("rows",),
+    # the early evaluation (early.py): its rows, and when it failed, the error (never the
+    # run's failure) and whether the Trainer's own evaluation is owed at the budget's end
+    Event.EARLY_EVAL: ("rows", "deferred", "owed"),
     Event.PROBE_ERROR: ("where", "message"),  # a probe failed; the script ran on
     Event.EXIT: ("code", "stopped"),
     # a preflight check that failed (issue 10): the check's name and the exception the

@@ -6,9 +6,12 @@ model's ``forward``, ``compute_metrics``, ``Dataset.map``, an optimizer's constr
 the innermost frames in the user's own files. A summary is small JSON: a tensor's dtype,
 shape, device and, for integer or integral values, the label facts a category needs (min,
 max, negatives, the -100 ignore index, a few distinct values); a mapping's keys; a
-dataset's columns, features and rows; a sequence's length and first items; a model's
-class and head (``num_labels``, ``problem_type``). Categories match on these facts; the
-message is one more fact.
+dataset's columns, features, rows and output format; a sequence's length and first items; a
+model's class and head (``num_labels``, ``problem_type``) and how many of its parameters
+train; a ``DataLoader``'s batch size, collate function and dataset; an ``argparse``
+namespace's values; the fields of a dataclass of settings (``TrainingArguments``) whose
+value is a string where the field is declared a number. Categories match on these facts;
+the message is one more fact.
 
 Standard library only (it runs inside the user's interpreter); libraries are recognised
 by duck typing, never imported. Every summary is bounded and never raises.
@@ -16,6 +19,7 @@ by duck typing, never imported. Every summary is bounded and never raises.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import sys
@@ -136,20 +140,68 @@ def _array(value: Any) -> dict[str, Any]:
 
 
 def _dataset(value: Any) -> dict[str, Any]:
-    """A ``datasets.Dataset`` (columns, rows, features) or ``DatasetDict`` (splits)."""
+    """A ``datasets.Dataset`` (columns, rows, features, the output format: ``None`` for
+    Python lists, ``"torch"``...) or ``DatasetDict`` (splits)."""
     if hasattr(value, "column_names") and isinstance(value.column_names, dict):
         return {"kind": "datasetdict", "type": _type_name(value),
                 "splits": {k: list(v)[:30] for k, v in list(value.column_names.items())[:8]}}
     features = getattr(value, "features", None) or {}
-    return {"kind": "dataset", "type": _type_name(value),
-            "columns": list(value.column_names)[:40],
-            "num_rows": int(value.num_rows) if hasattr(value, "num_rows") else None,
-            "features": {k: _short(v, 120) for k, v in list(features.items())[:20]}}
+    out = {"kind": "dataset", "type": _type_name(value),
+           "columns": list(value.column_names)[:40],
+           "num_rows": int(value.num_rows) if hasattr(value, "num_rows") else None,
+           "features": {k: _short(v, 120) for k, v in list(features.items())[:20]}}
+    form = getattr(value, "format", None)
+    if isinstance(form, Mapping):
+        out["format"] = form.get("type")
+    return out
+
+
+def _loader(value: Any, depth: int) -> dict[str, Any]:
+    """A torch ``DataLoader`` (duck-typed: ``dataset``, ``batch_size``, ``collate_fn``,
+    ``sampler``): its batch size, its collate function by qualified name
+    (``torch.utils.data._utils.collate.default_collate`` when none was given) and its
+    dataset."""
+    collate = value.collate_fn
+    name = getattr(collate, "__qualname__", None)
+    where = getattr(collate, "__module__", None) if name else type(collate).__module__
+    batch = value.batch_size
+    return {"kind": "loader", "type": _type_name(value),
+            "batch_size": batch if isinstance(batch, (int, type(None))) else
+            describe_value(batch, depth + 1),
+            "collate_fn": f"{where}.{name or type(collate).__qualname__}",
+            "dataset": describe_value(value.dataset, depth + 1)}
+
+
+#: Field annotations that declare a number (``TrainingArguments.learning_rate: float``).
+NUMBER_TYPES = {"int": "int", "float": "float", "Optional[int]": "int",
+                "Optional[float]": "float", "int | None": "int", "float | None": "float",
+                "Union[int, float]": "float", "float | int": "float", "int | float": "float"}
+
+
+def _mistyped_fields(value: Any) -> dict[str, Any]:
+    """The fields of a dataclass instance declared a number whose value is a string
+    (``learning_rate: float`` holding ``"5e-5"``): ``{name: {"value", "expected"}}``."""
+    out: dict[str, Any] = {}
+    for name, spec in list(value.__dataclass_fields__.items())[:400]:
+        annotation = spec.type if isinstance(spec.type, str) else \
+            getattr(spec.type, "__name__", str(spec.type))
+        expected = NUMBER_TYPES.get(str(annotation).replace("typing.", ""))
+        current = getattr(value, name, None)
+        if expected and isinstance(current, str):
+            out[name] = {"value": _short(current), "expected": expected}
+        if len(out) >= MAX_ITEMS:
+            break
+    return out
 
 
 def _module(value: Any) -> dict[str, Any]:
-    """A torch ``nn.Module`` (a model): its class, its config's head, its parameters."""
+    """A torch ``nn.Module`` (a model): its class, its config's head, how many of its
+    parameter tensors there are and how many require grad (``params``, ``trainable``)."""
     out: dict[str, Any] = {"kind": "model", "type": _type_name(value)}
+    params = list(itertools.islice(value.parameters(), 10_000))
+    if params:
+        out["params"] = len(params)
+        out["trainable"] = sum(1 for p in params if getattr(p, "requires_grad", False))
     config = getattr(value, "config", None)
     if config is not None:
         for name in ("num_labels", "problem_type", "model_type", "vocab_size", "pad_token_id",
@@ -181,6 +233,14 @@ def describe_value(value: Any, depth: int = 0) -> dict[str, Any]:
         if hasattr(value, "parameters") and hasattr(value, "forward") and \
                 hasattr(value, "named_modules"):
             return _module(value)
+        if hasattr(value, "dataset") and hasattr(value, "collate_fn") and \
+                hasattr(value, "batch_size") and hasattr(value, "sampler"):
+            return _loader(value, depth)
+        if type(value).__name__ == "Namespace" and hasattr(value, "__dict__"):  # argparse
+            attrs = list(vars(value).items())[:MAX_LOCALS]
+            return {"kind": "namespace", "type": _type_name(value),
+                    "values": {k: describe_value(v, depth + 1) for k, v in attrs}
+                    if depth < 2 else {}}
         if isinstance(value, Mapping) or hasattr(value, "keys") and hasattr(value, "items") \
                 and hasattr(value, "__getitem__"):
             keys = [k for k in list(value.keys())[:40]]
@@ -200,7 +260,12 @@ def describe_value(value: Any, depth: int = 0) -> dict[str, Any]:
             return {"kind": "eval-prediction", "type": _type_name(value),
                     "predictions": describe_value(value.predictions, depth + 1),
                     "label_ids": describe_value(value.label_ids, depth + 1)}
-        return {"kind": "object", "type": _type_name(value)}
+        out = {"kind": "object", "type": _type_name(value)}
+        if hasattr(value, "__dataclass_fields__"):
+            mistyped = _mistyped_fields(value)
+            if mistyped:
+                out["mistyped"] = mistyped
+        return out
     except Exception as exc:  # noqa: BLE001 - a fact we cannot read is left out
         return {"kind": "unreadable", "type": _type_name(value), "error": _short(repr(exc))}
 
@@ -208,8 +273,9 @@ def describe_value(value: Any, depth: int = 0) -> dict[str, Any]:
 def _is_library(filename: str) -> bool:
     """A file of an installed library or of Python itself (not the user's)."""
     path = os.path.abspath(filename)
-    if "site-packages" in path or "dist-packages" in path or filename.startswith("<"):
-        return True
+    if "site-packages" in path or "dist-packages" in path or filename.startswith("<") \
+            or filename.endswith((".pxi", ".pyx")) or not os.path.isfile(path):
+        return True  # a compiled extension's source (pyarrow's error.pxi) is no user file
     prefixes = {os.path.abspath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     return any(path.startswith(p + os.sep) for p in prefixes)
 

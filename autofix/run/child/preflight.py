@@ -65,7 +65,7 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
-from . import sampling
+from . import early, sampling
 from .contract import PROBABILITY_LOSSES, Event
 from .events import AutofixStop, State, describe_exception, emit
 
@@ -303,6 +303,11 @@ def _first_batch(trainer: Any) -> Any:
 
 
 def _forward(trainer: Any, batch: Any) -> None:
+    """The batch through the Trainer's loss, gradients off, eval mode. A failure is
+    confirmed as training would meet it (train mode, gradients on, the random state
+    restored) before it is a finding: a ``compute_loss`` that needs a graph (a gradient
+    penalty) or behaves otherwise in training fails here for a reason of the check's own,
+    and then the run goes on as the script would (issue 23, item 6)."""
     import torch
 
     model = trainer.model
@@ -311,6 +316,10 @@ def _forward(trainer: Any, batch: Any) -> None:
     try:
         with torch.no_grad():
             trainer.compute_loss(model, trainer._prepare_inputs(batch))
+    except Exception:
+        model.train()
+        with _same_randomness(), torch.enable_grad():
+            trainer.compute_loss(model, trainer._prepare_inputs(batch))  # raises: a finding
     finally:
         model.train(was_training)
 
@@ -412,7 +421,7 @@ def _metrics_on_slice(trainer: Any) -> None:
 
     args = trainer.args
     size = args.per_device_eval_batch_size
-    with _same_randomness():
+    with _same_randomness(), early.quiet(trainer):  # no callback fires (early.py)
         try:
             args.per_device_eval_batch_size, trainer.compute_metrics = 1, confirm
             trainer.evaluate(eval_dataset=rows)

@@ -28,7 +28,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from . import events, preflight, sampling
+from . import early, events, preflight, sampling
 from .events import (
     AutofixStop,
     State,
@@ -149,6 +149,8 @@ def patch_trainer(module: types.ModuleType) -> None:
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
             if State.stop:
                 control.should_training_stop = True
+                if State.stop == "budget":  # an early evaluation that failed (early.py)
+                    early.at_budget_end(control)
             return control
 
     original_init = trainer_cls.__init__
@@ -173,7 +175,7 @@ def patch_trainer(module: types.ModuleType) -> None:
                 raise errors[0]
         if events.MAX_STEPS and not State.evaluated:
             State.evaluated = True
-            evaluate_early(self)
+            early.evaluate_early(self)
         State.in_trainer += 1
         try:
             return original_train(self, *args, **kwargs)
@@ -200,27 +202,6 @@ def patch_trainer(module: types.ModuleType) -> None:
     trainer_cls.train = train
     trainer_cls.training_step = training_step
     trainer_cls._autofix_patched = True
-
-
-#: Rows of the evaluation set sent through ``evaluate`` before a verification run trains.
-EARLY_EVAL_ROWS = 32
-
-
-def evaluate_early(trainer: Any) -> None:
-    """Run ``evaluate`` (and so ``compute_metrics``) on a few eval rows before training.
-
-    A verification run stops after ``--max-steps`` steps, usually before the first
-    evaluation; faults of the evaluation path (``compute_metrics`` given logits) would stay
-    hidden. Their exceptions propagate as the script's own. Skipped when the Trainer has
-    no eval set or no ``compute_metrics``.
-    """
-    dataset = trainer.eval_dataset
-    if isinstance(dataset, dict):
-        dataset = next(iter(dataset.values()), None)
-    if dataset is None or trainer.compute_metrics is None or not hasattr(dataset, "select"):
-        return
-    emit("early_eval", rows=min(len(dataset), EARLY_EVAL_ROWS))
-    trainer.evaluate(eval_dataset=dataset.select(range(min(len(dataset), EARLY_EVAL_ROWS))))
 
 
 # --- PyTorch: hand-written loops and per-sample losses ----------------------------------

@@ -1,0 +1,84 @@
+"""seq2seq-metrics-without-generate: ``Seq2SeqTrainer`` evaluates without generating.
+
+With ``predict_with_generate=False`` (the default) ``Seq2SeqTrainer`` gives
+``compute_metrics`` the logits, a (batch, length, vocabulary) float array (in a tuple with
+the encoder's last hidden state), and a ``compute_metrics`` that decodes token ids fails
+("'list' object cannot be interpreted as an integer"). The facts at the failure show the
+float logits reaching ``compute_metrics`` of a sequence-to-sequence model. Fix:
+``predict_with_generate=True`` in ``Seq2SeqTrainingArguments`` (also in a ``dict(...)``
+given as ``**hp``), so evaluation generates token ids, as the library's summarization and
+translation examples do.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from autofix.categories.catalogue.data import logits_decoded
+from autofix.toolkit import Example, NotApplicable, Recipe, keyword
+from autofix.toolkit.facts import example_failure, failure_of
+from autofix.types import ExceptionInfo, TrainerFacts
+
+from ._training_args import set_keyword, splatted_dicts
+
+_SEQ2SEQ_ARGS = r"transformers(\.training_args_seq2seq)?\.Seq2SeqTrainingArguments"
+
+
+def _failure(dims: list[int]) -> ExceptionInfo:
+    logits = {"kind": "array", "dtype": "float32", "shape": dims}
+    return example_failure(
+        "TypeError", "'list' object cannot be interpreted as an integer",
+        user={"eval_pred": {"kind": "eval-prediction", "predictions": {
+            "kind": "tuple", "len": 2, "items": [logits, logits]}}},
+        user_function="compute_metrics")
+
+
+_TRAINERS = (TrainerFacts("Seq2SeqTrainer", "T5ForConditionalGeneration", 2, ()),)
+
+
+class PredictWithGenerate(Recipe):
+    id = "predict-with-generate"
+    category = "seq2seq-metrics-without-generate"
+    title = "generate at evaluation (predict_with_generate=True) for compute_metrics"
+    requires_words = (("Seq2SeqTrainingArguments",),)
+    nothing_to_do = "no Seq2SeqTrainingArguments(...) without predict_with_generate=True"
+
+    examples = (
+        Example(
+            before="from transformers import Seq2SeqTrainingArguments\n"
+                   "args = Seq2SeqTrainingArguments('out', eval_strategy='steps')\n",
+            after="from transformers import Seq2SeqTrainingArguments\n"
+                  "args = Seq2SeqTrainingArguments(\n"
+                  "    'out',\n    eval_strategy='steps',\n    predict_with_generate=True,\n)\n",
+            failure=_failure([32, 18, 30522]), trainers=_TRAINERS,
+        ),
+        Example(  # the predictions are token ids already: another fault
+            before="from transformers import Seq2SeqTrainingArguments\n"
+                   "args = Seq2SeqTrainingArguments('out', eval_strategy='steps')\n",
+            failure=_failure([32, 18]), trainers=_TRAINERS,
+        ),
+    )
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        failure = failure_of(self.rc)
+        if failure is None or logits_decoded(failure) is not True:
+            raise NotApplicable("the facts at the failure show no logits decoded in "
+                                "compute_metrics")
+        return super().transform_module_impl(tree)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.dicts = splatted_dicts(self, node)
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        if not (self.is_qualified(original_node.func, _SEQ2SEQ_ARGS)
+                or original_node in self.dicts):
+            return updated_node
+        if any(a.star == "**" for a in original_node.args):
+            return updated_node
+        arg = keyword(updated_node, "predict_with_generate")
+        if arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == "True":
+            self.reason = "predict_with_generate=True is set already"
+            return updated_node
+        self.changed(original_node, "predict_with_generate=True, so compute_metrics gets "
+                                    "generated token ids, not logits")
+        return set_keyword(updated_node, "predict_with_generate", cst.Name("True"))
