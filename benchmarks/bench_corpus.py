@@ -98,9 +98,8 @@ def cases() -> list[tuple[Path, dict[str, str]]]:
 def scratch(base: Path, folder: Path, script: str) -> Path:
     repo = base / "repo"
     repo.mkdir(parents=True)
-    project = Path(script).parts[0] if len(Path(script).parts) > 1 else ""
-    if project:  # a project in a folder: the folder with its config files
-        shutil.copytree(folder / project, repo / project)
+    if len(Path(script).parts) > 1:  # a project in several files: its whole folder
+        shutil.copytree((folder / script).parent, (repo / script).parent)
     else:
         shutil.copy(folder / script, repo / script)
     data = folder / "data" if (folder / "data").is_dir() else ROOT / "sample_scripts" / "data"
