@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from autofix.categories import EXAMPLES_DIR, all_categories
 from autofix.categories.tracebacks import parse_traceback
 from autofix.loop.diagnosis import classify, diagnose
+from autofix.run.probe_events import _keras, _trainer, exception_from_json
 from autofix.types import ProbeReport, RunOutcome, RunResult
 
 EXAMPLES = [(c, p) for c in all_categories() for p in c.example_paths()]
@@ -29,9 +31,19 @@ def test_every_example_file_is_declared() -> None:
 @pytest.mark.parametrize(("category", "path"), EXAMPLES,
                          ids=[f"{c.id}/{p.name}" for c, p in EXAMPLES])
 def test_real_example_is_classified(category: object, path: Path) -> None:
+    """A saved traceback is classified as its category; with its ``.facts.json`` (the
+    probe's structured exception with the facts at the failure, and the run's Keras and
+    Trainer facts, saved from the same real run) it is classified from those facts."""
     exc = parse_traceback(path.read_text(encoding="utf-8"))
     assert exc is not None, f"no traceback parsed from {path}"
-    assert classify(exc).id == category.id  # type: ignore[attr-defined]
+    probe = None
+    facts = path.with_suffix(".facts.json")
+    if facts.is_file():
+        doc = json.loads(facts.read_text(encoding="utf-8"))
+        exc = exception_from_json(doc["exception"])
+        probe = ProbeReport(exception=exc, keras=[_keras(k) for k in doc["keras"]],
+                            trainers=[_trainer(t) for t in doc["trainers"]])
+    assert classify(exc, probe).id == category.id  # type: ignore[attr-defined]
 
 
 def test_pt_faults_have_v5_and_v4_examples() -> None:

@@ -134,9 +134,9 @@ def labels_at_loss(failure: Failure) -> LabelsAtLoss | None:
 
 
 def failure_of(probe: ProbeReport) -> Failure | None:
-    """The run's exception as a :class:`Failure` (its site and frames worked out), for a
-    category's ``advice``, which is given the probe report; ``None`` when the run raised
-    nothing the probe saw."""
+    """The :class:`Failure` of ``probe``'s exception (its site and frame keys worked out),
+    ``None`` when the run raised nothing. For a category's ``advice``, which gets the probe
+    report (whose ``exception`` is the one being diagnosed, a preflight finding's too)."""
     exc = probe.exception
     if exc is None:
         return None
@@ -181,3 +181,93 @@ def is_model_output(value: Value | None) -> bool:
 def user_values(failure: Failure, name: str) -> list[Value]:
     """The summaries of the local ``name`` in the user's frames, innermost first."""
     return [f.values[name] for f in failure.user_frames() if name in f.values]
+
+
+@dataclass(frozen=True)
+class HeadAtFailure:
+    """The classification head and what reached it, read in the model's ``forward`` frame
+    that raised (transformers' ``*ForSequenceClassification.forward`` names them ``self``,
+    ``labels``, ``logits``, ``input_ids``): the model summary (``type``, ``num_labels``,
+    ``problem_type``), the labels, the logits and the input ids (``None`` when absent)."""
+
+    model: Value
+    labels: Value | None
+    logits: Value | None
+    input_ids: Value | None
+
+    @property
+    def model_class(self) -> str:
+        return str(self.model.get("type", "")).rsplit(".", 1)[-1]
+
+    @property
+    def num_labels(self) -> int | None:
+        value = self.model.get("num_labels")
+        return value if isinstance(value, int) else None
+
+    @property
+    def problem_type(self) -> str | None:
+        value = self.model.get("problem_type")
+        return value if isinstance(value, str) else None
+
+
+def head_at_failure(failure: Failure) -> HeadAtFailure | None:
+    """The innermost model ``forward`` frame whose ``self`` is a model with a head
+    (``num_labels``), else the innermost frame holding such a model as ``model``
+    (``Trainer.compute_loss``), with the labels and logits found there; ``None`` when no
+    frame shows a model."""
+    for frame in failure.frame_facts():
+        for name in ("self", "model"):
+            model = frame.values.get(name)
+            if model is not None and model.get("kind") == "model" and "num_labels" in model:
+                values = frame.values
+                inputs = values.get("inputs") or {}
+                nested = inputs.get("values", {}) if inputs.get("kind") == "mapping" else {}
+                return HeadAtFailure(model, values.get("labels") or nested.get("labels"),
+                                     values.get("logits"),
+                                     values.get("input_ids") or nested.get("input_ids"))
+    return None
+
+
+_LABEL_IN_MESSAGE = re.compile(r"Target (-?\d+) is out of bounds|"
+                               r"Received a label value of (-?\d+) which is outside")
+
+
+def label_in_message(message: str) -> int | None:
+    """The label value an out-of-range message names (torch's ``Target 3 is out of
+    bounds.``, TensorFlow's ``Received a label value of -100 which is outside the valid
+    range``), else ``None``."""
+    found = _LABEL_IN_MESSAGE.search(message)
+    if found is None:
+        return None
+    return int(found.group(1) or found.group(2))
+
+
+_SIZES = re.compile(r"\(torch\.Size\(\[([\d, ]*)\]\)\)")
+
+
+def sizes_in_message(message: str) -> list[tuple[int, ...]]:
+    """The ``torch.Size([...])`` shapes a message names, in order (``Target size
+    (torch.Size([16, 5])) must be the same as input size (torch.Size([16, 2]))`` gives
+    ``[(16, 5), (16, 2)]``)."""
+    return [tuple(int(s) for s in found.split(",") if s.strip())
+            for found in _SIZES.findall(message)]
+
+
+def user_values_of_kind(failure: Failure, kind: str) -> list[tuple[str, Value]]:
+    """``(name, summary)`` of the locals of ``kind`` (``dataset``, ``dataframe``,
+    ``array``, ...) in the user's frames, innermost frame first."""
+    return [(name, value) for frame in failure.user_frames()
+            for name, value in frame.values.items() if value.get("kind") == kind]
+
+
+def is_one_hot(value: Value | None) -> bool:
+    """A 2-D 0/1 tensor or array whose every row holds exactly one 1 (the child's
+    ``one_hot`` fact)."""
+    return bool((value or {}).get("one_hot")) and len(shape(value) or ()) == 2
+
+
+def is_zero_one(value: Value | None) -> bool:
+    """Every value read is 0 or 1 (multi-hot or one-hot rows, binary class ids)."""
+    distinct = (value or {}).get("distinct")
+    return isinstance(distinct, list) and bool(distinct) and set(distinct) <= {0, 1} \
+        and not (value or {}).get("ignored") and not (value or {}).get("negatives")

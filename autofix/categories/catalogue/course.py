@@ -197,32 +197,6 @@ COURSE: tuple[Category, ...] = (
         hint="the library's message names the argument to change",
     ),
     Category(
-        id="float-labels-on-classifier",
-        title="float targets (scores) on a single-label classification head",
-        patterns=(
-            r"expected target dtype to be Long or Byte, but got Float",
-            r"expected scalar type Long but found Float",
-            # num_labels > 1 and float labels: transformers infers multi-label (BCE) and
-            # gets one score per row for a row of logits
-            r"Target size \(torch\.Size\(\[\d+\]\)\) must be the same as input size "
-            r"\(torch\.Size\(\[\d+, \d+\]\)\)",
-        ),
-        raised_in=("loss",),
-        examples=("v5.txt", "v5-num-labels-2.txt"),  # raised by torch: same on 4.57.6
-        hint="scores need a 1-output regression head (num_labels=1, "
-             "problem_type='regression'); class ids stored as floats need casting to int",
-    ),
-    Category(
-        id="int-labels-on-multi-label-head",
-        no_recipe="no recipe casts the multi-hot labels yet",
-        title="integer multi-hot targets on a multi-label head (BCE needs floats)",
-        patterns=(r"result type Float can't be cast to the desired output type Long",),
-        raised_in=("loss",),
-        examples=("v5.txt", "v4.txt"),
-        hint="cast the multi-hot label vectors to float (e.g. ds.cast_column('labels', "
-             "Sequence(Value('float32'))))",
-    ),
-    Category(
         id="added-tokens-not-resized",
         title="tokens added to the tokenizer, the model's embeddings not resized",
         patterns=(r"index out of range in self",),
@@ -313,17 +287,6 @@ COURSE: tuple[Category, ...] = (
             r"Could not find label column\(s\) in input dict",
         ),
         examples=("v4-tf.txt",),
-    ),
-    Category(
-        id="label-out-of-range",
-        advice=label_count_advice,
-        title="labels outside the classification head (num_labels too small)",
-        patterns=(
-            r"Target -?\d+ is out of bounds",
-            r"Received a label value of -?\d+ which is outside the valid range",
-        ),
-        raised_in=("loss",),
-        examples=("v5.txt", "v4.txt", "v4-tf.txt"),
     ),
     MISSING_FILE,
 )

@@ -111,6 +111,7 @@ def _tensor(value: Any) -> dict[str, Any]:
                 distinct = kept.unique()
                 out["distinct"] = [int(v) for v in distinct[:20].tolist()]
                 out["n_distinct"] = int(distinct.numel())
+                out.update(_rows(value, out["distinct"]))
         return out
     kept = flat[flat != IGNORE_INDEX]
     out["ignored"] = int(flat.numel() - kept.numel())
@@ -120,7 +121,23 @@ def _tensor(value: Any) -> dict[str, Any]:
         distinct = kept.unique()
         out["distinct"] = [int(v) for v in distinct[:20].tolist()]
         out["n_distinct"] = int(distinct.numel())
+        if not out["ignored"]:
+            out.update(_rows(value, out["distinct"]))
     return out
+
+
+def _rows(value: Any, distinct: list[int]) -> dict[str, Any]:
+    """For a 2-D tensor or array of 0/1 values (one-hot or multi-hot label rows): whether
+    every row holds exactly one 1 (``one_hot``) and the columns that hold a 1 anywhere
+    (``hot_columns``, up to 64 columns)."""
+    if len(value.shape) != 2 or not set(distinct) <= {0, 1} or not 0 < value.shape[1] <= 64:
+        return {}
+    sums = value.sum(1)
+    used = value.sum(0)
+    rows = [float(v) for v in (sums.tolist() if hasattr(sums, "tolist") else sums)]
+    columns = [float(v) for v in (used.tolist() if hasattr(used, "tolist") else used)]
+    return {"one_hot": all(r == 1 for r in rows),
+            "hot_columns": [i for i, c in enumerate(columns) if c > 0]}
 
 
 def _array(value: Any) -> dict[str, Any]:
@@ -133,6 +150,8 @@ def _array(value: Any) -> dict[str, Any]:
             out.update(_integer_stats([int(v) for v in value.ravel().tolist()]))
         elif kind == "f":
             out.update(_float_stats([float(v) for v in value.ravel().tolist()]))
+        if kind in "iuf" and "distinct" in out and not out.get("ignored"):
+            out.update(_rows(value, out["distinct"]))
         elif kind == "O":
             first = value.ravel()[0]
             out["item"] = describe_value(first, depth=1)
@@ -194,6 +213,25 @@ def _mistyped_fields(value: Any) -> dict[str, Any]:
     return out
 
 
+def _dataframe(value: Any) -> dict[str, Any]:
+    """A pandas ``DataFrame`` (duck-typed: ``columns``, ``dtypes``, ``iloc``): its columns,
+    rows, and for each integer column its range and distinct count (a label column read
+    by hand: the number of classes)."""
+    columns = [str(c) for c in list(value.columns)[:40]]
+    out: dict[str, Any] = {"kind": "dataframe", "type": _type_name(value), "columns": columns,
+                           "num_rows": int(len(value))}
+    ints: dict[str, Any] = {}
+    for name in list(value.columns)[:40]:
+        column = value[name]
+        if getattr(column.dtype, "kind", "") in "iu" and len(column) <= MAX_STAT_ELEMENTS:
+            distinct = sorted(int(v) for v in column.unique()[:1001])
+            if distinct:
+                ints[str(name)] = {"min": distinct[0], "max": distinct[-1],
+                                   "n_distinct": len(distinct)}
+    out["int_columns"] = ints
+    return out
+
+
 def _module(value: Any) -> dict[str, Any]:
     """A torch ``nn.Module`` (a model): its class, its config's head, how many of its
     parameter tensors there are and how many require grad (``params``, ``trainable``)."""
@@ -210,6 +248,9 @@ def _module(value: Any) -> dict[str, Any]:
                 attr = getattr(config, name)
                 out[name] = attr if isinstance(attr, (int, float, str, bool, type(None))) \
                     else _short(attr)
+        names = getattr(config, "id2label", None)
+        if isinstance(names, Mapping):
+            out["id2label_size"] = len(names)
     return out
 
 
@@ -227,6 +268,8 @@ def describe_value(value: Any, depth: int = 0) -> dict[str, Any]:
             return _tensor(value)
         if hasattr(value, "dtype") and hasattr(value, "shape") and hasattr(value, "ravel"):
             return _array(value)
+        if hasattr(value, "columns") and hasattr(value, "dtypes") and hasattr(value, "iloc"):
+            return _dataframe(value)
         if hasattr(value, "column_names") and hasattr(value, "features") or \
                 type(value).__name__ == "DatasetDict":
             return _dataset(value)
