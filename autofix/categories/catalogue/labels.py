@@ -383,7 +383,7 @@ def _misaligned(failure: Failure) -> bool | None:
                  if "labels" in r and "input_ids" in r]
         pairs = [(a, b) for a, b in pairs if isinstance(a, int) and isinstance(b, int)]
         if pairs:
-            return sum(a != b for a, b in pairs) * 2 > len(pairs)
+            return bool(sum(a != b for a, b in pairs) * 2 > len(pairs))
     return None
 
 
