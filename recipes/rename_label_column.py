@@ -5,7 +5,9 @@ loss from ``labels``, so class ids kept under another name (``category``, as exp
 a spreadsheet) are dropped and the model returns no loss ("The model did not return a loss
 from the inputs, only the following keys: logits"). The facts at the failure show the
 dataset given to ``Trainer``: no ``label``/``labels`` column and exactly one integer column
-that is neither a model input nor a row id. Fix: ``ds = ds.rename_column(name,
+that is neither a model input nor a row id and whose values are class ids of the head
+(0 .. num_labels - 1, measured over the split), so the renamed column is the labels the
+head was built for. Fix: ``ds = ds.rename_column(name,
 "labels")`` after the last assignment of each dataset given to ``Trainer`` that holds it.
 """
 
@@ -22,13 +24,14 @@ from autofix.types import DatasetFacts, ExceptionInfo, TrainerFacts
 _COLUMNS = ("category", "input_ids", "attention_mask")
 
 
-def _failure(feature: str = "Value('int64')") -> ExceptionInfo:
+def _failure(feature: str = "Value('int64')", high: int = 2) -> ExceptionInfo:
     return example_failure(
         "ValueError", "The model did not return a loss from the inputs, only the following "
         "keys: logits.", user={"train": {
             "kind": "dataset", "columns": list(_COLUMNS),
             "features": {"category": feature, "input_ids": "List(Value('int32'))",
-                         "attention_mask": "List(Value('int8'))"}}})
+                         "attention_mask": "List(Value('int8'))"},
+            "ranges": {"category": {"min": 0, "max": high, "n_distinct": high + 1}}}})
 
 
 _TRAINERS = (TrainerFacts("Trainer", "BertForSequenceClassification", 3, (
@@ -57,6 +60,11 @@ class RenameLabelColumn(Recipe):
             before="from transformers import Trainer\n"
                    "trainer = Trainer(model=model, args=args, train_dataset=train)\n",
             failure=_failure("Value('string')"), trainers=_TRAINERS,
+        ),
+        Example(  # values beyond the head's 3 outputs: not its class ids
+            before="from transformers import Trainer\n"
+                   "trainer = Trainer(model=model, args=args, train_dataset=train)\n",
+            failure=_failure(high=41), trainers=_TRAINERS,
         ),
     )
 

@@ -142,18 +142,31 @@ def _removed_advice(probe: ProbeReport) -> str:
 def label_candidates(failure: Failure) -> list[str]:
     """Integer scalar columns of the dataset given to ``Trainer`` (as the failing frames
     show it) that are neither a model input nor a row id, when it has no ``label`` /
-    ``labels`` column: where its class ids are."""
-    given = {c for t in failure.probe.trainers for d in t.datasets
-             if d.role == "train" for c in d.columns}
-    if not given or given & {"label", "labels", "label_ids"}:
+    ``labels`` column, and whose values are class ids of the model's head (at least two
+    of them, all in ``0 .. num_labels - 1``): where its class ids are."""
+    trainers = failure.probe.trainers
+    given = {c for t in trainers for d in t.datasets if d.role == "train" for c in d.columns}
+    heads = [t.num_labels for t in trainers if isinstance(t.num_labels, int)]
+    if not given or given & {"label", "labels", "label_ids"} or not heads:
         return []
     for value in _values(failure):
         if kind(value) == "dataset" and set(value.get("columns") or ()) == given:
             features = value.get("features") or {}
+            ranges = value.get("ranges") or {}
             return [c for c, f in features.items()
                     if re.match(r"(Value\('u?int\d+'\)|ClassLabel)", str(f))
-                    and c not in MODEL_INPUTS and not _ROW_ID.search(c)]
+                    and c not in MODEL_INPUTS and not _ROW_ID.search(c)
+                    and _class_ids(ranges.get(c), heads[0])]
     return []
+
+
+def _class_ids(measured: Value | None, num_labels: int) -> bool:
+    """A column's measured values are class ids of a head of ``num_labels`` outputs."""
+    if not measured:
+        return False
+    low, high, distinct = measured.get("min"), measured.get("max"), measured.get("n_distinct")
+    return isinstance(low, int) and isinstance(high, int) and low >= 0 and \
+        high < max(num_labels, 2) and isinstance(distinct, int) and distinct >= 2
 
 
 def labels_under_other_name(failure: Failure) -> bool | None:

@@ -172,6 +172,38 @@ def _dataset(value: Any) -> dict[str, Any]:
     form = getattr(value, "format", None)
     if isinstance(form, Mapping):
         out["format"] = form.get("type")
+    ranges = _int_ranges(value, features)
+    if ranges:
+        out["ranges"] = ranges
+    return out
+
+
+#: Integer scalar columns whose values a dataset summary measures (a label kept under
+#: another name), and the most rows measured (``Dataset.unique`` reads the whole column).
+RANGE_COLUMNS = 4
+RANGE_ROWS = 200_000
+_MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids", "position_ids",
+                 "special_tokens_mask", "decoder_input_ids", "decoder_attention_mask")
+
+
+def _int_ranges(value: Any, features: Any) -> dict[str, Any]:
+    """``{column: {"min", "max", "n_distinct"}}`` of up to :data:`RANGE_COLUMNS` integer
+    scalar columns that are not model inputs (``Value('int64')``, ``ClassLabel``)."""
+    rows = getattr(value, "num_rows", None)
+    if not isinstance(rows, int) or rows > RANGE_ROWS or not hasattr(value, "unique"):
+        return {}
+    out: dict[str, Any] = {}
+    for name, feature in list(features.items())[:40]:
+        dtype = str(getattr(feature, "dtype", ""))
+        if name in _MODEL_INPUTS or type(feature).__name__ not in ("Value", "ClassLabel") \
+                or not (dtype.startswith(("int", "uint")) or
+                        type(feature).__name__ == "ClassLabel"):
+            continue
+        values = [v for v in value.unique(name) if isinstance(v, int)]
+        if values:
+            out[name] = {"min": min(values), "max": max(values), "n_distinct": len(values)}
+        if len(out) >= RANGE_COLUMNS:
+            break
     return out
 
 
