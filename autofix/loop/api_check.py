@@ -22,6 +22,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
 
 from autofix.categories import all_categories
+from autofix.run.runner import contained_run
 from autofix.types import Diagnosis
 
 #: Libraries whose API the check covers: the ones whose renames the course scripts hit.
@@ -106,8 +107,7 @@ def check_api(python: str, uses: ApiUses) -> list[ApiFinding]:
         return []
     request = json.dumps({"imports": uses.imports, "calls": uses.calls})
     try:
-        done = subprocess.run([python, str(API_CHECK)], input=request, capture_output=True,
-                              text=True, timeout=CHECK_TIMEOUT)
+        done = contained_run([python, str(API_CHECK)], input=request, timeout=CHECK_TIMEOUT)
         answer = json.loads(done.stdout) if done.returncode == 0 else {}
     except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError):
         return []

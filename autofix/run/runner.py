@@ -2,8 +2,12 @@
 
 The child runs ``autofix/run/child/bootstrap.py`` with the user's interpreter (``--python``):
 the patched source lives in a private temporary directory, while ``__file__``, ``sys.argv[0]``
-and tracebacks name the user's original path and the cwd is the user's. The child gets its
-own process group, so a timeout or Ctrl-C kills the script and every process it started.
+and tracebacks name the user's original path and the cwd is the user's.
+
+Every process a run starts ends with the run, whatever session or process group it is in,
+and none outlives autofix, even a ``kill -9`` of it: the child runs under the supervisor
+(``autofix/run/supervisor.py``: a child subreaper that watches a pipe only autofix holds)
+and, where this machine allows, in a cgroup of its own (:mod:`autofix.run.cgroups`).
 """
 
 from __future__ import annotations
@@ -11,17 +15,21 @@ from __future__ import annotations
 import collections
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from autofix.errors import AutofixError
+from autofix.run import cgroups
 from autofix.run.child.contract import Env
 from autofix.run.probe_events import BOOTSTRAP, read_probe
 from autofix.run.sandbox import Confinement, confine, scrub_env
@@ -30,8 +38,10 @@ from autofix.types import RunOutcome, RunResult
 
 #: Bytes of the child's combined stdout/stderr kept (the tail); the rest is only counted.
 OUTPUT_TAIL_BYTES = 256 * 1024
-#: Seconds between SIGTERM and SIGKILL when the process group is stopped.
+#: Seconds between SIGTERM and SIGKILL when a run is stopped.
 KILL_GRACE_SECONDS = 3.0
+#: The supervisor every run's command is started under (executed by path).
+SUPERVISOR = Path(__file__).with_name("supervisor.py")
 
 _VERSIONS_SNIPPET = (
     "import json, sys, importlib.metadata as m\n"
@@ -97,28 +107,34 @@ def target_versions(python: str) -> dict[str, str]:
     """Versions of Python and the ML libraries installed for interpreter ``python``.
 
     Returns e.g. ``{"python": "3.11.7", "transformers": "5.24.0", ...}``.
-    Raises :class:`AutofixError` when the interpreter cannot be started.
+    Raises :class:`AutofixError` (one line, no hint) when ``python`` cannot be started, is
+    not a Python interpreter (``/bin/ls``), or fails.
     """
     try:
-        done = subprocess.run(
-            [python, "-c", _VERSIONS_SNIPPET],
-            capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise AutofixError(
-            f"cannot run the interpreter {python!r}: {exc}",
-            hint="--python must name a Python executable (e.g. path/to/venv/bin/python)",
-        ) from exc
-    if done.returncode != 0:
-        raise AutofixError(
-            f"the interpreter {python!r} failed: {done.stderr.strip()[-300:]}",
-            hint="--python must name a working Python 3 executable",
-        )
+        done = contained_run([python, "-c", _VERSIONS_SNIPPET], timeout=60)
+    except OSError as exc:
+        raise AutofixError(f"--python {python}: cannot run it: "
+                           f"{exc.strerror or exc}") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise AutofixError(f"--python {python}: no answer in 60 s to `python -c`") from exc
     try:
         data = json.loads(done.stdout.strip().splitlines()[-1])
-    except (json.JSONDecodeError, IndexError) as exc:
-        raise AutofixError(f"the interpreter {python!r} is not a usable Python 3") from exc
+        if not isinstance(data, dict) or "python" not in data:
+            raise ValueError(data)
+    except (ValueError, IndexError):
+        raise AutofixError(_not_python(python, done)) from None
     return {str(k): str(v) for k, v in data.items()}
+
+
+def _not_python(python: str, done: subprocess.CompletedProcess[str]) -> str:
+    """The one-line error for an interpreter that did not answer the version program."""
+    lines = [ln.strip() for ln in done.stderr.splitlines() if ln.strip()]
+    if any(ln.startswith("Traceback") for ln in lines) or \
+            any(ln.startswith(("SyntaxError", "ImportError", "ModuleNotFoundError"))
+                for ln in lines):
+        return f"--python {python} is a Python that fails to start: {lines[-1][:160]}"
+    return (f"--python {python} is not a Python 3 interpreter (it did not run "
+            f"`python -c`; exit code {done.returncode})")
 
 
 class _OutputPump(threading.Thread):
@@ -151,28 +167,93 @@ class _OutputPump(threading.Thread):
         return data.decode("utf-8", "replace")
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the child's process group, then SIGKILL whatever is left after a grace.
+def _kill_group(proc: subprocess.Popen[Any], cgroup: Path | None = None) -> None:
+    """Stop a supervised run: SIGTERM to the supervisor's process group (the supervisor
+    passes it to every process of the run, waits its grace, then kills what is left),
+    SIGUSR1 (kill at once) when it takes longer, SIGKILL to the group as the last resort,
+    and the run's cgroup emptied and removed.
 
-    A second Ctrl-C during the grace cuts it short: the group is still SIGKILLed before
-    the interrupt propagates, so no child outlives autofix.
+    A second Ctrl-C during the grace cuts it short: everything is still killed before the
+    interrupt propagates, so no process of the run outlives autofix.
     """
     interrupted = False
     try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=KILL_GRACE_SECONDS)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=KILL_GRACE_SECONDS + 2)
     except (ProcessLookupError, subprocess.TimeoutExpired):
         pass
     except KeyboardInterrupt:
         interrupted = True
     finally:
+        if proc.poll() is None:
+            try:
+                os.kill(proc.pid, signal.SIGUSR1)
+                proc.wait(timeout=2)
+            except (ProcessLookupError, subprocess.TimeoutExpired, KeyboardInterrupt):
+                pass
         try:
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
+        except (ProcessLookupError, PermissionError):
             pass
         proc.wait()
+        cgroups.remove(cgroup)
     if interrupted:
         raise KeyboardInterrupt
+
+
+def supervised(cmd: list[str]) -> tuple[list[str], int, Path | None]:
+    """``cmd`` under the supervisor: the argv to start, the fd to pass it (the read end of
+    the pipe autofix holds the write end of: close it once the process is started, and
+    the write end, :func:`release`, when the run is over) and the run's cgroup."""
+    read, write = os.pipe()
+    _WRITE_ENDS[read] = write
+    cgroup = cgroups.make()
+    return ([sys.executable, "-I", str(SUPERVISOR), str(read), str(cgroup or ""),
+             str(KILL_GRACE_SECONDS), "--", *cmd], read, cgroup)
+
+
+#: The write end of each supervisor's watch pipe, by its read end (closed by release()).
+_WRITE_ENDS: dict[int, int] = {}
+
+
+def release(read: int) -> None:
+    """Close both ends of the watch pipe of a supervisor that has ended."""
+    for fd in (read, _WRITE_ENDS.pop(read, -1)):
+        if fd >= 0:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def contained_run(cmd: list[str], input: str | None = None, timeout: float | None = None,
+                  cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """:func:`subprocess.run` (text, output captured) under the supervisor: the process and
+    any it starts end with it, at the timeout, and with autofix. Raises ``OSError`` when
+    ``cmd[0]`` cannot be found, ``subprocess.TimeoutExpired`` past ``timeout``."""
+    if shutil.which(cmd[0]) is None:
+        raise FileNotFoundError(2, "no such executable", cmd[0])
+    argv, read, cgroup = supervised(cmd)
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE if input is not None
+                                else subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, pass_fds=(read,),
+                                start_new_session=True, cwd=cwd)
+    except BaseException:
+        release(read)
+        cgroups.remove(cgroup)
+        raise
+    try:
+        out, err = proc.communicate(input, timeout=timeout)
+    except BaseException:
+        _kill_group(proc, cgroup)
+        proc.communicate()
+        raise
+    finally:
+        release(read)
+    cgroups.remove(cgroup)
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 class _StepTail:
@@ -256,16 +337,22 @@ def _supervise(spec: RunSpec, cmd: list[str], env: dict[str, str], probe_file: P
                started: float, on_line: Callable[[str], None] | None,
                steps: _StepTail) -> RunResult:
     """Start ``cmd``, enforce the timeout and cancel, and collect the result."""
+    if shutil.which(cmd[0]) is None:
+        raise AutofixError(f"cannot start {spec.settings.python!r}: no such file")
+    argv, read, cgroup = supervised(cmd)
     try:
         proc = subprocess.Popen(
-            cmd, cwd=spec.settings.cwd, env=env, stdin=subprocess.DEVNULL,
+            argv, cwd=spec.settings.cwd, env=env, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+            pass_fds=(read,),
         )
     except OSError as exc:
+        release(read)
+        cgroups.remove(cgroup)
         raise AutofixError(f"cannot start {spec.settings.python!r}: {exc}") from exc
     pump = _OutputPump(proc.stdout, on_line)
     outcome: RunOutcome | None = None
-    try:  # whatever interrupts autofix from here on, the child's group dies first
+    try:  # whatever interrupts autofix from here on, every process of the run dies first
         pump.start()
         ticks = 0
         while proc.poll() is None:
@@ -280,10 +367,12 @@ def _supervise(spec: RunSpec, cmd: list[str], env: dict[str, str], probe_file: P
                 raise KeyboardInterrupt
             time.sleep(0.05)
     except BaseException:
-        _kill_group(proc)
+        _kill_group(proc, cgroup)
+        release(read)
         pump.join(timeout=5)
         raise
-    _kill_group(proc)  # also reaps grandchildren left behind by a finished script
+    _kill_group(proc, cgroup)  # the supervisor has killed what the script left behind
+    release(read)
     pump.join(timeout=10)
     seconds = time.monotonic() - started
     steps.poll()

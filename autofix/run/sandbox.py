@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from autofix.run import cgroups
+
 #: Variable names that look like credentials (matched case-insensitively, anywhere).
 SECRET_WORDS = re.compile(
     r"TOKEN|SECRET|PASSW|CREDENTIAL|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH|SESSION|COOKIE",
@@ -119,12 +121,8 @@ class Confinement:
     cgroup: Path | None = None
 
     def close(self) -> None:
-        """Remove the run's cgroup (its processes are dead by then)."""
-        if self.cgroup is not None:
-            try:
-                self.cgroup.rmdir()
-            except OSError:
-                pass
+        """Remove the run's pids cgroup, killing any process still in it."""
+        cgroups.remove(self.cgroup, seconds=2.0)
 
 
 def confine(cmd: Sequence[str], sandbox: Sandbox) -> Confinement:
