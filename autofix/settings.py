@@ -39,7 +39,9 @@ class Settings:
     ``dry_run``: see ``autofix fix -h``. ``only``/``skip``: recipe ids allowed / never
     applied. ``launcher``/``nproc_per_node``: a distributed launch. ``sample_rows``: rows
     per split in diagnosis runs (``0``: off). ``one_at_a_time``: no API check before run
-    1, no preflight checks. ``env``: extra environment of every run. ``sandbox``: limits
+    1, no preflight checks. ``clean_tree``: refuse to start when the work tree has
+    uncommitted changes (:func:`autofix.vcs.tree.require_clean`). ``env``: extra
+    environment of every run. ``sandbox``: limits
     and isolation of every run (untrusted scripts).
     """
 
@@ -59,6 +61,7 @@ class Settings:
     nproc_per_node: int = 1
     sample_rows: int = DEFAULT_SAMPLE_ROWS
     one_at_a_time: bool = False
+    clean_tree: bool = False
     env: Mapping[str, str] = field(default_factory=dict)
     sandbox: Sandbox | None = None
 

@@ -212,6 +212,8 @@ class ProbeReport:
     faults: list[PreflightFault] = field(default_factory=list)
     extended_to: int | None = None  # the step budget after an unclear verdict extended it
     facts: dict[str, Any] = field(default_factory=dict)  # "train_facts" event (issue 8)
+    #: The script's evaluations, in order: (optimizer step, {metric: value}).
+    evaluations: list[tuple[int, dict[str, float]]] = field(default_factory=list)
 
 
 class RunOutcome(str, enum.Enum):
@@ -393,6 +395,9 @@ class RunRecord:
     symptom_step: int = 0  # step where a training symptom was confirmed (0: none)
     max_steps: int = 0  # the step budget of this run (0: none, --full)
     note: str = ""  # why the run was made ("rerun on CPU ...")
+    #: The last evaluation the script ran in this run: its step and {metric: value}.
+    eval_step: int = 0
+    metrics: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -420,6 +425,33 @@ class DroppedFix:
     recipe: str
     category: str
     reason: str
+
+
+@dataclass(frozen=True)
+class DirtyFile:
+    """A file of the user's working tree that differs from HEAD: its path in the
+    repository (POSIX) and how (``modified``: in the work tree or the index; ``untracked``;
+    ``deleted``)."""
+
+    path: str
+    state: str
+
+
+@dataclass(frozen=True)
+class MergeAdvice:
+    """The commands that bring a fix branch into the user's checkout as the working tree
+    is now. ``merge``: the command line that merges it (``git merge BRANCH``, or with the
+    uncommitted files stashed around it); ``take``: the command that takes the branch's
+    files without its history (``git checkout BRANCH -- FILES``), "" when a plain merge
+    works; ``blocking``: the uncommitted files a plain ``git merge`` would refuse to
+    overwrite (the branch holds them: a snapshot of the user's edits, then the fixes);
+    ``edited_since``: those of them the user changed after autofix snapshotted them (then
+    only committing first and merging keeps both)."""
+
+    merge: str
+    take: str = ""
+    blocking: tuple[str, ...] = ()
+    edited_since: tuple[str, ...] = ()
 
 
 class Status(str, enum.Enum):
@@ -454,6 +486,13 @@ class SessionResult:
     warnings: list[str] = field(default_factory=list)
     #: Fix commits taken back off the branch, each with why (``DroppedFix``).
     dropped: list[DroppedFix] = field(default_factory=list)
+    #: The last run took at least one optimizer step (``fixed``/``clean`` say "trains"
+    #: only then; a script that ran to its end without training says so).
+    trained: bool = False
+    #: The command line the session was started with (``autofix fix train.py ...``).
+    command: str = ""
+    #: Wall-clock seconds of the whole session.
+    seconds: float = 0.0
 
     @property
     def mergeable(self) -> bool:

@@ -14,7 +14,7 @@ from .conftest import ROOT
 
 PACKAGE = ROOT / "autofix"
 #: The top-level modules' own rules (they have no ``__init__`` docstring of their own).
-LEAVES = {"autofix.types": (), "autofix.errors": (), "autofix.paths": (),
+LEAVES = {"autofix.types": (), "autofix.errors": (), "autofix.paths": (), "autofix.words": (),
           "autofix.settings": ("autofix.run.sandbox",)}
 #: May import anything of autofix.
 ENTRY = ("autofix", "autofix.__main__", "autofix.cli")

@@ -4,5 +4,6 @@
 repair a sandbox or a Ray task runs); :mod:`~autofix.batch.local` runs the jobs on worker
 threads; :mod:`~autofix.batch.ray_backend` as Ray tasks (an optional extra).
 
-Imports: autofix.types, autofix.errors, autofix.settings, autofix.loop, autofix.vcs.
+Imports: autofix.types, autofix.errors, autofix.words, autofix.settings, autofix.loop,
+autofix.vcs.
 """

@@ -9,6 +9,7 @@ import typer
 from typer.core import TyperGroup
 
 from autofix.cli import batch, branches, fix, listing
+from autofix.cli.options import PlainHelp
 
 
 class _DefaultToFix(TyperGroup):
@@ -51,7 +52,7 @@ def _main(
 
 
 app.command("fix", cls=fix.FixCommand)(fix.fix)
-app.command("batch")(batch.batch)
+app.command("batch", cls=PlainHelp)(batch.batch)
 app.command("recipes")(listing.recipes)
 branches.register(app)
 

@@ -4,8 +4,10 @@ live table on a terminal and one line per change elsewhere."""
 from __future__ import annotations
 
 import dataclasses
+import enum
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -17,8 +19,10 @@ from rich.table import Table
 
 from autofix.batch.jobs import Row
 from autofix.batch.local import BatchOptions, run_batch
-from autofix.cli.boundary import boundary, consoles, usage_error, write_document
+from autofix.cli.boundary import boundary, consoles, usage_error
+from autofix.cli.fix import command_line
 from autofix.cli.options import (
+    CleanTreeOption,
     DryRunOption,
     FullOption,
     LauncherOption,
@@ -34,7 +38,8 @@ from autofix.cli.options import (
     make_settings,
 )
 from autofix.errors import EXIT_CRASH, EXIT_FIXED, EXIT_GAVE_UP, EXIT_USAGE
-from autofix.reports.batch import batch_json, batch_markdown
+from autofix.reports.batch import row_label, write_batch_reports
+from autofix.reports.terminal import print_table
 from autofix.run.sandbox import Sandbox, isolation
 from autofix.settings import (
     DEFAULT_MAX_ITERATIONS,
@@ -42,18 +47,20 @@ from autofix.settings import (
     DEFAULT_SAMPLE_ROWS,
     DEFAULT_TIMEOUT,
 )
+from autofix.words import plural
 
 
-def rows_table(rows: list[Row], width: int = 120) -> Table:
-    """The batch table for a ``width``-column console; seconds tick while a script runs,
-    a long last line is cut with an ellipsis instead of wrapping inside the table."""
+def rows_table(rows: list[Row], width: int = 120, live: bool = True) -> Table:
+    """The batch table for a ``width``-column console; seconds tick while a script runs.
+    ``live`` (the table redrawn while the batch runs): a long last line is cut with an
+    ellipsis, never wrapped, so every row stays one line; the final table wraps it."""
     on_ray = any(r.nodes for r in rows)
     table = Table()
     script_width = max((len(r.path) for r in rows), default=6)
     table.add_column("script", no_wrap=True)
     for name in ("status", "run", "fixes"):
         table.add_column(name, no_wrap=True)
-    table.add_column("last", no_wrap=True)
+    table.add_column("last", no_wrap=live, min_width=None if live else 20, ratio=1)
     table.add_column("seconds", justify="right", no_wrap=True)
     if on_ray:
         table.add_column("node", no_wrap=True)
@@ -61,8 +68,9 @@ def rows_table(rows: list[Row], width: int = 120) -> Table:
     for row in rows:
         style = {"fixed": "green", "clean": "green", "gave_up": "yellow", "error": "red",
                  "interrupted": "red", "running": "cyan"}.get(row.status, "dim")
-        table.add_row(row.path, f"[{style}]{row.status}[/{style}]", str(row.run or ""),
-                      str(row.fixes), escape(_cut(row.error or row.note, room)),
+        last = row.error or row.note
+        table.add_row(row.path, f"[{style}]{row_label(row)}[/{style}]", str(row.run or ""),
+                      str(row.fixes), escape(_cut(last, room) if live else last.strip()),
                       f"{row.elapsed():.0f}", *([" > ".join(row.nodes)] if on_ray else []))
     return table
 
@@ -86,18 +94,24 @@ class _RowLines:
             if self.seen.get(row.path) != key and row.status != "waiting":
                 self.seen[row.path] = key
                 what = f"run {row.run}" if row.status == "running" else row.status
-                self.console.print(f"{row.path}: {what}" + (f" ({row.fixes} fixes)"
+                self.console.print(f"{row.path}: {what}" + (f" ({plural(row.fixes, 'fix')})"
                                                             if row.fixes else ""))
+
+
+Backend = enum.Enum("Backend", {"thread": "thread", "ray": "ray"}, type=str)
+Ship = enum.Enum("Ship", {n: n for n in ("auto", "shared", "upload")}, type=str)  # type: ignore[misc]
 
 
 def batch(
     paths: Annotated[list[str], typer.Argument(
-        help="Scripts, notebooks, folders (searched recursively) or globs.")],
+        metavar="PATHS...", help="Scripts, notebooks, folders (searched recursively) or "
+                                 "globs.", show_default=False)],
     jobs: Annotated[int, typer.Option(
-        help="Scripts repaired at once (default: the number of cores).", min=1)
+        metavar="N", help="Scripts repaired at once (default: the number of cores).", min=1)
     ] = os.cpu_count() or 1,
     branch_prefix: Annotated[str, typer.Option(
-        help="Each script's branch is this prefix + its path in the repo.")] = "autofix/",
+        metavar="PREFIX", help="Each script's branch is this prefix + its path in the repo.")
+    ] = "autofix/",
     python: PythonOption = None,
     timeout: TimeoutOption = DEFAULT_TIMEOUT,
     max_steps: MaxStepsOption = DEFAULT_MAX_STEPS,
@@ -110,38 +124,44 @@ def batch(
     nproc_per_node: NprocOption = 1,
     sample_rows: SampleRowsOption = DEFAULT_SAMPLE_ROWS,
     one_at_a_time: OneAtATimeOption = False,
+    clean_tree: CleanTreeOption = False,
     report: Annotated[Path | None, typer.Option(
         "--report", metavar="PATH",
-        help="JSON report; a Markdown report for people is written next to it (.md).")
+        help="Write the batch report: .html (a page for people) or .md, with the JSON for "
+             "tools next to it (.json); any other name is the JSON, with a .md next to it.")
     ] = None,
-    backend: Annotated[str, typer.Option(
-        help="thread (this machine) or ray (one Ray task per script).")] = "thread",
+    backend: Annotated[Backend, typer.Option(
+        case_sensitive=False, help="thread (this machine) or ray (one Ray task per script).")
+    ] = Backend.thread,
     address: Annotated[str | None, typer.Option(
+        metavar="ADDRESS",
         help="Ray cluster: auto (the running one) or HOST:PORT; default: a local Ray.")
     ] = None,
     cpus_per_script: Annotated[float, typer.Option(
-        help="Ray: CPUs declared per script.", min=0.01)] = 1.0,
+        metavar="N", help="Ray: CPUs declared per script.", min=0.01)] = 1.0,
     memory_mb: Annotated[int, typer.Option(
-        help="Memory per script in MiB: declared to Ray; the address-space limit under "
-             "--sandbox.", min=64)] = 4096,
+        metavar="MIB", help="Memory per script in MiB: declared to Ray; the address-space "
+                            "limit under --sandbox.", min=64)] = 4096,
     max_retries: Annotated[int, typer.Option(
-        help="Ray: reruns of a task whose node or worker died.", min=0)] = 3,
-    ship: Annotated[str, typer.Option(
+        metavar="N", help="Ray: reruns of a task whose node or worker died.", min=0)] = 3,
+    ship: Annotated[Ship, typer.Option(
+        case_sensitive=False,
         help="Ray: how the work tree reaches workers: auto, shared (same filesystem) or "
-             "upload (runtime_env working_dir).")] = "auto",
+             "upload (runtime_env working_dir).")] = Ship.auto,  # type: ignore[attr-defined]
     max_upload_mb: Annotated[int, typer.Option(
-        help="Ray: largest work tree uploaded as working_dir (MiB).", min=1)] = 100,
+        metavar="MIB", help="Ray: largest work tree uploaded as working_dir (MiB).", min=1)
+    ] = 100,
     sandbox: Annotated[bool, typer.Option(
         "--sandbox", help="Untrusted scripts: credentials scrubbed from the environment, "
                           "memory/CPU/process limits, no network, a throwaway copy.")
     ] = False,
     pass_env: Annotated[list[str] | None, typer.Option(
-        help="--sandbox: keep this variable although it looks like a credential "
-             "(repeatable).")] = None,
+        metavar="NAME", help="--sandbox: keep this variable although it looks like a "
+                             "credential (repeatable).")] = None,
     cpu_seconds: Annotated[int, typer.Option(
-        help="--sandbox: CPU seconds per run.", min=1)] = 3600,
+        metavar="SECONDS", help="--sandbox: CPU seconds per run.", min=1)] = 3600,
     max_processes: Annotated[int, typer.Option(
-        help="--sandbox: processes (and threads) per run.", min=8)] = 512,
+        metavar="N", help="--sandbox: processes (and threads) per run.", min=8)] = 512,
 ) -> None:
     """Repair many scripts and notebooks, each on its own branch from the same HEAD.
 
@@ -149,8 +169,6 @@ def batch(
     data paths are looked up from there.
     """
     console, err = consoles(report)
-    if backend not in ("thread", "ray") or ship not in ("auto", "shared", "upload"):
-        raise usage_error(err, "--backend is thread or ray; --ship is auto, shared or upload")
     limits = Sandbox(memory_mb=memory_mb, cpu_seconds=cpu_seconds,
                      max_processes=max_processes, pass_env=tuple(pass_env or ())) \
         if sandbox else None
@@ -158,23 +176,24 @@ def batch(
         err, python=python, timeout=timeout, max_steps=max_steps, full=full,
         max_iterations=max_iterations, dry_run=dry_run, only=only, skip=skip,
         launcher=launcher, nproc_per_node=nproc_per_node, sample_rows=sample_rows,
-        one_at_a_time=one_at_a_time), sandbox=limits)
+        one_at_a_time=one_at_a_time, clean_tree=clean_tree), sandbox=limits)
     ray_options = None
-    if backend == "ray":
+    if backend.value == "ray":
         try:
             from autofix.batch.ray_backend import RayOptions
         except ImportError:
             raise usage_error(err, "--backend ray needs Ray: pip install 'autofix[ray]'") \
                 from None
         ray_options = RayOptions(address=address, cpus=cpus_per_script, memory_mb=memory_mb,
-                                 max_retries=max_retries, ship=ship,
+                                 max_retries=max_retries, ship=ship.value,
                                  max_upload_mb=max_upload_mb)
     if limits is not None:
         shown = ", ".join(f"{k}: {v}" for k, v in isolation().items())
         err.print(f"sandbox: {escape(shown)}")
+    started = time.monotonic()
     cancel = threading.Event()
     rows: list[Row] = []
-    options = BatchOptions(paths, jobs, branch_prefix, settings, backend, ray_options)
+    options = BatchOptions(paths, jobs, branch_prefix, settings, backend.value, ray_options)
     with boundary(err, None, cancel.set):
         if console.is_terminal:  # a live table; the final one is printed once, below
             with Live(console=console, refresh_per_second=2, transient=True,
@@ -185,15 +204,15 @@ def batch(
                 result_rows = run_batch(options, changed, cancel)
         else:
             result_rows = run_batch(options, _RowLines(console), cancel)
-    console.print(rows_table(result_rows, console.width))
+    print_table(console, rows_table(result_rows, console.width, live=False))
     if report is not None:
-        document = batch_json(result_rows)
-        if limits is not None:
-            document["sandbox"] = isolation()
-        write_document(report, document, err)
-        markdown = report.with_suffix(".md")
-        markdown.write_text(batch_markdown(result_rows), encoding="utf-8")
-        console.print(f"reports: {report}, {markdown}")
+        extra = {"sandbox": isolation()} if limits is not None else None
+        try:
+            written = write_batch_reports(report, result_rows, command_line(),
+                                          time.monotonic() - started, extra)
+        except OSError as exc:
+            raise usage_error(err, f"cannot write --report {report}: {exc}") from None
+        console.print("reports: " + ", ".join(str(p) for p in written))
     ok = all(r.status in ("fixed", "clean") for r in result_rows)
     codes = {r.code for r in result_rows}
     gave_up = any(r.status in ("gave_up", "interrupted") for r in result_rows)

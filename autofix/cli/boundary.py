@@ -36,8 +36,7 @@ def exit_code(result: SessionResult) -> int:
 def consoles(report: Path | None = None) -> tuple[Console, Console]:
     """Stdout and stderr consoles, after checking ``--report`` and making SIGTERM/SIGHUP
     (closing the terminal, a CI timeout) end autofix like Ctrl-C, children killed first."""
-    console = Console(highlight=False, soft_wrap=True)
-    err = Console(stderr=True, highlight=False)
+    console, err = output_console(), error_console()
     problem = report_problem(report)
     if problem:
         err.print(f"[bold red]error:[/bold red] --report {report}: {problem}")
@@ -48,6 +47,20 @@ def consoles(report: Path | None = None) -> tuple[Console, Console]:
     # KeyboardInterrupt handler: restore it, so Ctrl-C always kills the child cleanly.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     return console, err
+
+
+def output_console() -> Console:
+    """Stdout: lines are never hard-wrapped (a pipe or a log keeps one line per event;
+    a terminal folds what is longer than it)."""
+    return Console(highlight=False, soft_wrap=True)
+
+
+def error_console() -> Console:
+    """Stderr: errors and hints wrapped to the terminal on a terminal, one line each in a
+    pipe or a log (never hard-wrapped at 80 columns there)."""
+    err = Console(stderr=True, highlight=False)
+    err.soft_wrap = not err.is_terminal
+    return err
 
 
 def usage_error(err: Console, message: str, hint: str = "") -> typer.Exit:

@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from autofix.cli.boundary import boundary
+from autofix.cli.boundary import boundary, error_console, output_console
 from autofix.errors import AutofixError
+from autofix.reports.terminal import print_table
 from autofix.vcs.repo import (
     Repo,
     autofix_branches,
@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
     def log(branch: Annotated[str | None, typer.Argument(
             help="An autofix branch (default: the only one).")] = None) -> None:
         """List a branch's autofix commits, newest first, from their trailers."""
-        console, err = Console(highlight=False, soft_wrap=True), Console(stderr=True)
+        console, err = output_console(), error_console()
         with boundary(err):
             repo = _repo()
             name = _branch(repo, branch)
@@ -65,7 +65,7 @@ def register(app: typer.Typer) -> None:
             help="An autofix branch (default: the only one).")] = None) -> None:
         """Drop the branch's last autofix commit (only autofix's own, only at the tip, never
         on a checked-out branch)."""
-        console, err = Console(highlight=False), Console(stderr=True)
+        console, err = output_console(), error_console()
         with boundary(err):
             repo = _repo()
             name = _branch(repo, branch)
@@ -79,17 +79,21 @@ def register(app: typer.Typer) -> None:
             "--prune", help="Delete the autofix branches already merged into HEAD.")] = False,
     ) -> None:
         """List autofix's branches: autofix commits at the tip, merged into HEAD or not."""
-        console, err = Console(highlight=False), Console(stderr=True)
+        console, err = output_console(), error_console()
         with boundary(err):
             repo = _repo()
             found = autofix_branches(repo)
         table = Table("branch", "commits", "merged", "last fix")
         table.columns[0].no_wrap = True
+        table.columns[3].min_width, table.columns[3].ratio = 20, 1  # wraps, never squeezed
         for info in found:
             table.add_row(info.name, str(info.commits), "yes" if info.merged else "no",
                           escape(info.subject.removeprefix("autofix: ")))
         if not prune:
-            console.print(table if found else "no autofix branch")
+            if found:
+                print_table(console, table)
+            else:
+                console.print("no autofix branch")
             return
         deleted = [i for i in found if i.merged and not i.checked_out]
         with boundary(err):

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import shlex
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
 from rich.markup import escape
 
 try:  # typer >= 0.20 vendors click; older versions use the click package
@@ -15,10 +17,10 @@ try:  # typer >= 0.20 vendors click; older versions use the click package
 except ImportError:  # pragma: no cover - depends on the installed typer
     from click import Context  # type: ignore[assignment]
     from click.exceptions import NoSuchOption, UsageError  # type: ignore[assignment]
-from typer.core import TyperCommand
 
 from autofix.cli.boundary import boundary, consoles, exit_code, usage_error
 from autofix.cli.options import (
+    CleanTreeOption,
     DryRunOption,
     FullOption,
     LauncherOption,
@@ -27,15 +29,17 @@ from autofix.cli.options import (
     NprocOption,
     OneAtATimeOption,
     OnlyOption,
+    PlainHelp,
     PythonOption,
     SampleRowsOption,
     SkipOption,
     TimeoutOption,
     make_settings,
 )
+from autofix.errors import AutofixError
 from autofix.loop.engine import repair
 from autofix.reports.formats import write_session_report
-from autofix.reports.terminal import ConsoleObserver, print_summary
+from autofix.reports.terminal import ConsoleObserver, print_summary, print_tree_state
 from autofix.settings import (
     DEFAULT_MAX_ITERATIONS,
     DEFAULT_MAX_STEPS,
@@ -43,9 +47,11 @@ from autofix.settings import (
     DEFAULT_TIMEOUT,
 )
 from autofix.toolkit.discovery import plugins
+from autofix.vcs.repo import repo_containing, repo_root
+from autofix.vcs.tree import dirty_files, merge_advice
 
 
-class FixCommand(TyperCommand):
+class FixCommand(PlainHelp):
     """``fix``: an unknown option is most often a script argument without ``--`` in front;
     the error then shows the command line that passes it to the script (exit 2)."""
 
@@ -100,6 +106,7 @@ def fix(
     nproc_per_node: NprocOption = 1,
     sample_rows: SampleRowsOption = DEFAULT_SAMPLE_ROWS,
     one_at_a_time: OneAtATimeOption = False,
+    clean_tree: CleanTreeOption = False,
 ) -> None:
     """Repair SCRIPT on a branch; your files, index and current branch stay untouched.
 
@@ -112,18 +119,47 @@ def fix(
         max_iterations=max_iterations, dry_run=dry_run, only=only, skip=skip,
         launcher=launcher, nproc_per_node=nproc_per_node, sample_rows=sample_rows,
         one_at_a_time=one_at_a_time, args=tuple(script_args or ()), branch=branch,
-        resume=resume, init=init)
+        resume=resume, init=init, clean_tree=clean_tree)
     for problem in plugins().problems:  # a broken plugin is reported, never fatal
         err.print(f"[yellow]warning:[/yellow] {escape(problem)}")
     observer = ConsoleObserver(console, script.name, settings.max_steps)
     with boundary(err, report, observer.close):
+        if not clean_tree:
+            _say_what_happens_to_uncommitted_files(console, script)
         result = repair(script, settings, observer=observer)
     observer.close()
-    print_summary(console, result)
+    result.command = command_line()
+    merge = None
+    if result.mergeable and not result.dry_run:
+        try:  # a summary without tailored merge commands is better than none
+            merge = merge_advice(repo_containing(script.resolve().parent), result.branch)
+        except AutofixError:
+            merge = None
+    print_summary(console, result, merge=merge)
     if report is not None:
         try:
-            written = write_session_report(report, result)
+            written = write_session_report(report, result, merge)
         except OSError as exc:
             raise usage_error(err, f"cannot write --report {report}: {exc}") from None
         console.print("report: " + ", ".join(str(p) for p in written))
     raise typer.Exit(exit_code(result))
+
+
+def command_line() -> str:
+    """The command line this process was started with, as the user typed it
+    (``autofix fix train.py --max-steps 5 -- --epochs 1``), shell-quoted."""
+    return shlex.join(["autofix", *sys.argv[1:]])
+
+
+def _say_what_happens_to_uncommitted_files(console: Console, script: Path) -> None:
+    """Before the first run: which files are uncommitted and what autofix does with each
+    (nothing when the script is in no repository yet: the session says why)."""
+    if not script.is_file():
+        return
+    try:
+        repo = repo_containing(script.resolve().parent)
+        rel = script.resolve().relative_to(repo_root(repo)).as_posix()
+        dirty = dirty_files(repo)
+    except (AutofixError, ValueError, OSError):
+        return
+    print_tree_state(console, dirty, [rel])

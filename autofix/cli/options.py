@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from typer.core import TyperArgument, TyperCommand
 
 from autofix.cli.boundary import usage_error
-from autofix.run.child.symptoms import MIN_STEPS
+from autofix.run.child.symptoms import STALL_RULE
 from autofix.settings import LAUNCHERS, Settings
 from autofix.toolkit.discovery import all_recipes
 
@@ -25,8 +26,7 @@ TimeoutOption = Annotated[float, typer.Option(
     help="Seconds per run before the script and its children are killed (0: none).")]
 MaxStepsOption = Annotated[int, typer.Option(
     "--max-steps", metavar="N", min=1,
-    help=f"Stop healthy training after N optimizer steps (a stalled loss is judged from "
-         f"step {MIN_STEPS} on).")]
+    help=f"Stop healthy training after N optimizer steps (a stalled loss is {STALL_RULE}).")]
 FullOption = Annotated[bool, typer.Option(
     "--full", help="Run the script to its end instead of stopping at --max-steps.")]
 MaxIterationsOption = Annotated[int, typer.Option(
@@ -53,12 +53,34 @@ OneAtATimeOption = Annotated[bool, typer.Option(
     "--one-at-a-time", help="One fault per run: no API check before the first run and no "
                             "preflight checks at train().")]
 
+CleanTreeOption = Annotated[bool, typer.Option(
+    "--clean-tree", help="Refuse to start (exit 2) when tracked files have uncommitted "
+                         "changes or the script is not committed; by default autofix runs "
+                         "the files as they are and snapshots an edited script on the "
+                         "branch.")]
+
+
+class PlainHelp(TyperCommand):
+    """A command whose help names each argument by its metavar alone (``SCRIPT``,
+    ``PATHS...``), in the usage line too, instead of typer's ``SCRIPT <path>`` and
+    ``{SCRIPT}``; every option that takes a value has a metavar or lists its choices."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if isinstance(param, TyperArgument):
+                name = param.metavar or (param.name or "").upper()
+                param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
+                param._usage_display_name = lambda name=name: name  # type: ignore[method-assign,misc]
+
+
 def check_recipe_ids(err: Console, ids: list[str]) -> None:
     """Exit 2 for a ``--only``/``--skip`` id that names no recipe."""
     known = {r.id for r in all_recipes()}
     unknown = [i for i in ids if i not in known]
     if unknown:
-        raise usage_error(err, f"unknown recipe(s): {', '.join(unknown)}",
+        raise usage_error(err, f"unknown {'recipe' if len(unknown) == 1 else 'recipes'}: "
+                               f"{', '.join(unknown)}",
                           "`autofix recipes` lists the recipe ids")
 
 
@@ -67,7 +89,7 @@ def make_settings(err: Console, *, python: str | None, timeout: float, max_steps
                   skip: list[str] | None, launcher: Launcher | None, nproc_per_node: int,
                   sample_rows: int, one_at_a_time: bool, args: tuple[str, ...] = (),
                   branch: str | None = None, resume: bool = False, init: bool = False,
-                  cwd: Path | None = None) -> Settings:
+                  cwd: Path | None = None, clean_tree: bool = False) -> Settings:
     """The :class:`Settings` the options give (exit 2 for an unknown recipe id)."""
     check_recipe_ids(err, (only or []) + (skip or []))
     return Settings(
@@ -76,4 +98,5 @@ def make_settings(err: Console, *, python: str | None, timeout: float, max_steps
         max_iterations=max_iterations, resume=resume, init=init, dry_run=dry_run,
         only=tuple(only or ()), skip=tuple(skip or ()),
         launcher=launcher.value if launcher is not None else "",
-        nproc_per_node=nproc_per_node, sample_rows=sample_rows, one_at_a_time=one_at_a_time)
+        nproc_per_node=nproc_per_node, sample_rows=sample_rows, one_at_a_time=one_at_a_time,
+        clean_tree=clean_tree)

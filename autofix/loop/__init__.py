@@ -8,5 +8,5 @@ fix shows it helped; :mod:`~autofix.loop.api_check` checks the script's library 
 run 1; :mod:`~autofix.loop.messages` words the fix commit.
 
 Imports: autofix.types, autofix.errors, autofix.paths, autofix.settings,
-autofix.categories, autofix.toolkit, autofix.run, autofix.vcs.
+autofix.categories, autofix.toolkit, autofix.run, autofix.vcs, autofix.words.
 """

@@ -18,6 +18,7 @@ import dataclasses
 import difflib
 import re
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,8 +60,10 @@ from autofix.types import (
     SessionResult,
     Status,
 )
-from autofix.vcs.repo import open_repo, prepare_branch
+from autofix.vcs.repo import open_repo, prepare_branch, repo_root
+from autofix.vcs.tree import require_clean
 from autofix.vcs.writers import BranchWriter
+from autofix.words import NOTHING_TRAINED, plural
 
 #: Runs one program: ``runner(spec, source, on_line, on_step) -> RunResult`` (default
 #: :func:`autofix.run.runner.run_script`; tests replay saved results). ``on_line`` gets
@@ -172,6 +175,12 @@ class _Session:
             self.branch = parts.writer
         else:
             repo = open_repo(self.script, init=settings.init)
+            if settings.clean_tree:
+                try:
+                    rel = self.script.relative_to(repo_root(repo)).as_posix()
+                except ValueError:  # outside the work tree: prepare_branch says so
+                    rel = self.script.name
+                require_clean(repo, [rel])
             self.branch = prepare_branch(
                 repo, self.script, settings.branch or default_branch(self.script),
                 settings.resume, base=parts.base, dry_run=settings.dry_run)
@@ -232,6 +241,8 @@ class _Session:
                         num_classes=run.probe.num_classes,
                         symptom_step=run.probe.symptom.step if run.probe.symptom else 0,
                         max_steps=self.o.max_steps, note=self.note)
+        if run.probe.evaluations:
+            rec.eval_step, rec.metrics = run.probe.evaluations[-1]
         self.result.runs.append(rec)
         return rec
 
@@ -326,8 +337,6 @@ class _Session:
                 applied.append(diag)
         if not fixes:
             return None
-        self.observer.output_line(f"fixed {len(fixes)} API drift finding(s) before the "
-                                  "first run")
         return FixGroup(applied[0], nothing, 0, fixes, before, self.sources(),
                         {f.recipe for f in fixes}, extra=applied[1:])
 
@@ -370,8 +379,10 @@ class _Session:
                 if group is not None or stopped:  # not counted: it ran the drifted source
                     self.result.runs = [r for r in self.result.runs if r.n < first_n]
                     self.n = first_n - 1
-                    self.observer.output_line("run 1 restarted on the source with the API "
-                                              "drift fixed")
+                    self.next_note = (
+                        f"restarted: the API check found drift, {plural(len(group.fixes), 'fix')}"
+                        " committed before the first run" if group is not None else
+                        "restarted: the API check found drift that no recipe fixes")
                     last = group
                     continue
             if judged is None:
@@ -383,8 +394,10 @@ class _Session:
                 self.finished(rec, verdict)
                 shas = self.drop(last, failure)
                 if last.tentative:  # a trial that did not prove itself: end as it stood
-                    return self.end_healthy(last.run, f"; {failure}, so commit(s) {shas} "
-                                                      "were dropped")
+                    n = len(last.fixes)
+                    return self.end_healthy(last.run, f"; {failure}, so "
+                                                      f"{plural(n, 'commit')} {shas} "
+                                                      f"{'was' if n == 1 else 'were'} dropped")
                 retried = self.retry(last, failure, shas)
                 if retried is None:
                     return self.result
@@ -450,17 +463,27 @@ class _Session:
         are on the branch, else ``clean``; the run's findings (learning-slowly...) are
         reported; ``note`` says what else happened (a trial dropped)."""
         self.result.findings = [*run.probe.findings, *findings_of(run)]
+        self.result.trained = bool(run.probe.steps)
+        fixes = plural(len(self.result.fixes), "fix")
+        if self.result.fixes and self.result.trained:
+            return self.finish(Status.FIXED, f"the script trains after {fixes}{note}")
         if self.result.fixes:
-            return self.finish(Status.FIXED, f"the script trains after "
-                                             f"{len(self.result.fixes)} fix(es){note}")
-        return self.finish(Status.CLEAN, f"the script ran without a fault; nothing to "
-                                         f"fix{note}")
+            return self.finish(Status.FIXED, f"after {fixes} the script runs to its end "
+                                             f"without an error, but {NOTHING_TRAINED}, so "
+                                             f"autofix could not check that it trains{note}")
+        if self.result.trained:
+            return self.finish(Status.CLEAN, f"the script ran without a fault; nothing to "
+                                             f"fix{note}")
+        return self.finish(Status.CLEAN, f"the script ran to its end without an error, but "
+                                         f"{NOTHING_TRAINED}: nothing to fix, and training was "
+                                         f"not checked{note}")
 
     def retry(self, group: FixGroup, failure: str, shas: str) -> FixGroup | None:
         """After ``group`` was dropped: the next recipes for the same diagnosis (those
         not tried yet, in ``recipes_for`` order); ``None`` when none applies or the
         iteration budget is spent (the session is then finished)."""
-        dropped = f"{failure}; commit(s) {shas} dropped from the branch"
+        dropped = f"{failure}; {plural(len(group.fixes), 'commit')} {shas} dropped from " \
+                  "the branch"
         if self.attempts >= self.o.max_iterations:
             self.finish(Status.GAVE_UP, f"{dropped}; stopped after --max-iterations "
                                         f"{self.o.max_iterations}", group.diagnosis)
@@ -643,6 +666,7 @@ def repair(script: Path | str, settings: Settings | None = None, *,
     settings = settings or Settings()
     parts = _Parts(observer or NullObserver(), cancel, writer, base, runner, recipes,
                    api_check, versions)
+    started = time.monotonic()
     session = _Session(Path(script), settings, parts)
     try:
         return session.loop()
@@ -658,6 +682,7 @@ def repair(script: Path | str, settings: Settings | None = None, *,
     finally:
         session.result.base, session.result.diff_stat = session.branch.diff_stat()
         session.branch.close()
+        session.result.seconds = time.monotonic() - started
 
 
 def unified_diff(before: str, after: str, rel: str) -> str:

@@ -5,5 +5,5 @@
 page (matplotlib loss curves) and the Markdown report; :mod:`~autofix.reports.batch` the
 batch report.
 
-Imports: autofix.types, autofix.run.child.symptoms, autofix.batch.jobs.
+Imports: autofix.types, autofix.words, autofix.run.child.symptoms, autofix.batch.jobs.
 """

@@ -10,11 +10,33 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
+from rich.padding import Padding
 from rich.status import Status as Spinner
 from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
 
-from autofix.reports.formats import sparkline, training_runs
-from autofix.types import Diagnosis, RunRecord, SessionResult, Status
+from autofix.reports.formats import sparkline, status_label, training_runs
+from autofix.types import Diagnosis, DirtyFile, MergeAdvice, RunRecord, SessionResult, Status
+from autofix.words import plural
+
+
+def print_table(console: Console, table: Table) -> None:
+    """Print ``table`` so that it fits: on a terminal at the terminal's width (its text
+    columns wrap), elsewhere (a pipe, a log) at its natural width, one line per row, so
+    nothing is squeezed or wrapped at an assumed 80 columns."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    natural = Measurement.get(console, console.options.update(max_width=10_000), table)
+    saved = console.width
+    console.width = max(saved, natural.maximum)
+    try:
+        console.print(table)
+    finally:
+        console.width = saved
+
 
 _STATUS_STYLE = {Status.FIXED: "bold green", Status.CLEAN: "green",
                  Status.GAVE_UP: "bold yellow", Status.ERROR: "bold red"}
@@ -108,11 +130,49 @@ class ConsoleObserver:
 _TQDM = re.compile(r"\b(\d+)/(\d+) \[")
 
 
-def print_summary(console: Console, result: SessionResult, repo_dir: str = "") -> None:
+def print_hint(console: Console, text: str, indent: int = 2, label: str = "hint: ") -> None:
+    """``hint: text``: on a terminal wrapped to its width under an indent, elsewhere (a
+    pipe, a log) one line, never wrapped at an assumed width."""
+    line = Text(" " * indent + label + text)
+    if console.is_terminal:
+        console.print(Padding(Text(label + text), (0, 0, 0, indent)), soft_wrap=False)
+    else:
+        console.print(line, soft_wrap=True)
+
+
+def print_tree_state(console: Console, dirty: list[DirtyFile], scripts: list[str]) -> None:
+    """What autofix does with each uncommitted file, said before the first run: the
+    script is run as it is and snapshotted on the branch; other files are read as they
+    are and never committed (unless a fix edits one: then its snapshot comes first)."""
+    if not dirty:
+        return
+    def inside(path: str) -> bool:
+        return any(s == path or s.startswith(path.rstrip("/") + "/") for s in scripts)
+
+    own = [d for d in dirty if inside(d.path)]
+    other = [d for d in dirty if not inside(d.path)]
+    for d in own:
+        print_hint(console, f"{d.path} ({d.state}) is run as you have it; the branch's first "
+                            "commit will be a snapshot of it, the fixes follow on top",
+                   indent=0, label="uncommitted: ")
+    if other:
+        shown = ", ".join(f"{d.path} ({d.state})" for d in other[:5])
+        more = f" and {len(other) - 5} more" if len(other) > 5 else ""
+        print_hint(console, f"{shown}{more}: read by the runs as they are, never committed "
+                            "(unless a fix edits one: then its snapshot comes first)",
+                   indent=0, label="uncommitted: ")
+    console.print("  your working tree and index stay as they are (--clean-tree refuses to "
+                  "start with uncommitted changes)", soft_wrap=not console.is_terminal)
+
+
+def print_summary(console: Console, result: SessionResult, repo_dir: str = "",
+                  merge: MergeAdvice | None = None) -> None:
     """The final summary: status, reason, each fix, a loss sparkline per training run, the
-    branch's diff stat and how to see the whole diff (a dry run prints the diffs)."""
+    branch's diff stat, how to see the whole diff and how to merge it (a dry run prints
+    the diffs). ``merge`` gives the commands that work for the working tree as it is
+    (default: a plain ``git merge BRANCH``)."""
     style = _STATUS_STYLE[result.status]
-    label = "interrupted" if result.interrupted else result.status.value
+    label = status_label(result)
     if result.dry_run:
         label += " (dry run: nothing committed)"
     console.print(f"\n[{style}]{label}[/{style}]: {escape(result.reason)}")
@@ -127,7 +187,7 @@ def print_summary(console: Console, result: SessionResult, repo_dir: str = "") -
         for line in diag.details:
             console.print(f"    [dim]{escape(line)}[/dim]")
         if diag.hint:
-            console.print(f"  hint: {escape(diag.hint)}")
+            print_hint(console, diag.hint)
     for dropped in result.dropped:
         console.print(f"  [yellow]dropped[/yellow] {dropped.commit[:8]}  {dropped.recipe}: "
                       f"{escape(dropped.reason)}")
@@ -138,12 +198,13 @@ def print_summary(console: Console, result: SessionResult, repo_dir: str = "") -
         finite = [v for v in losses if math.isfinite(v)]
         if finite:
             console.print(f"  run {run.n} loss [cyan]{sparkline(losses)}[/cyan] "
-                          f"{finite[0]:.3f} → {finite[-1]:.3f} ({len(run.steps)} steps)")
+                          f"{finite[0]:.3f} → {finite[-1]:.3f} "
+                          f"({plural(len(run.steps), 'step')})")
     prefix = f"git -C {repo_dir} " if repo_dir else "git "
     if result.dry_run:
         for fix in result.fixes:
-            console.print(f"\n[bold]{escape(fix.summary)}[/bold] (run {fix.run}: "
-                          f"{escape(_evidence(result, fix.run))})")
+            console.print(f"\n[bold]{escape(fix.summary)}[/bold] "
+                          f"({escape(fix_origin(result, fix.run))})")
             console.print(Syntax(fix.diff, "diff", theme="ansi_dark", background_color="default"))
         if result.diff_stat:
             console.print(f"\n{escape(result.diff_stat.rstrip())}")
@@ -151,23 +212,48 @@ def print_summary(console: Console, result: SessionResult, repo_dir: str = "") -
     if not result.diff_stat:
         return
     if result.earlier_fixes and not result.fixes:
-        console.print(f"\nThe branch {result.branch} already holds {result.earlier_fixes} "
-                      f"autofix commit(s) from earlier sessions (`autofix log {result.branch}`).")
+        console.print(f"\nThe branch {result.branch} already holds "
+                      f"{plural(result.earlier_fixes, 'autofix commit')} from earlier "
+                      f"sessions (`autofix log {result.branch}`).")
     console.print(f"\n{escape(result.diff_stat.rstrip())}")
     console.print(f"Whole diff: [bold]{prefix}diff {result.base[:8]}..{result.branch}[/bold]"
                   f"   commits: [bold]autofix log {result.branch}[/bold]")
-    if result.status is Status.FIXED and not result.interrupted:  # never a broken branch
-        console.print(f"merge: [bold]{prefix}merge {result.branch}[/bold]")
+    if result.mergeable or (result.status is Status.FIXED and not result.interrupted):
+        _print_merge(console, result.branch, prefix, merge)
     elif result.fixes:  # gave up or interrupted: the branch does not train yet
         console.print("Partial fixes: the script does not train yet; do not merge as is.")
 
 
-def _evidence(result: SessionResult, n: int) -> str:
-    found = next((r.evidence for r in result.runs if r.n == n), "")
-    if found or n:
-        return found
-    return next((f"before the first run: {f.evidence}" for f in result.fixes
-                 if f.run == 0 and f.evidence), "")
+def _print_merge(console: Console, branch: str, prefix: str, merge: MergeAdvice | None) -> None:
+    """The merge commands that work for the working tree as it is (never one that fails:
+    a plain ``git merge`` refuses to overwrite the uncommitted files the branch changes)."""
+    if merge is None or not merge.blocking:
+        console.print(f"merge: [bold]{escape(prefix)}merge {escape(branch)}[/bold]")
+        return
+    files = ", ".join(merge.blocking)
+    if merge.edited_since:
+        edited = ", ".join(merge.edited_since)
+        print_hint(console, f"you changed {edited} after autofix ran it; commit your "
+                            f"changes first, then {prefix}merge {branch} (git shows where "
+                            "both changed a line)", indent=0, label="merge: ")
+        return
+    print_hint(console, f"the branch holds your uncommitted edits of {files} (its first "
+                        f"commit snapshots them), so a plain `git merge {branch}` would "
+                        "refuse to overwrite them. To merge the commits:", indent=0,
+               label="merge: ")
+    console.print(f"    [bold]{escape(merge.merge)}[/bold]")
+    console.print(f"  or take the fixed files without the history: "
+                  f"[bold]{escape(merge.take)}[/bold]")
+
+
+def fix_origin(result: SessionResult, n: int) -> str:
+    """Where a fix's evidence comes from: ``run N: <its evidence>``, or for a fix made
+    before the first run (``n == 0``, the API check) ``before the first run: ...``."""
+    if n:
+        found = next((r.evidence for r in result.runs if r.n == n), "")
+        return f"run {n}: {found}"
+    evidence = next((f.evidence for f in result.fixes if f.run == 0 and f.evidence), "")
+    return f"before the first run: {evidence}" if evidence else "before the first run"
 
 
 def write_report(path: Path, document: dict[str, Any]) -> None:

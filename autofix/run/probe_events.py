@@ -177,6 +177,8 @@ READERS: dict[str, Callable[[ProbeReport, dict[str, Any]], None]] = {
     Event.SAMPLED: lambda r, e: r.sampled.append(_sampled(e)),
     Event.PREFLIGHT_FAULT: lambda r, e: r.faults.append(PreflightFault(
         str(e.get("check", "")), str(e.get("category", "")), str(e.get("evidence", "")))),
+    Event.EVAL_METRICS: lambda r, e: r.evaluations.append(
+        (int(e.get("step", 0) or 0), {str(k): float(v) for k, v in e["metrics"].items()})),
 }
 
 

@@ -7,5 +7,5 @@ branch), and reads autofix's branches back (log, undo, prune);
 the loop writes through, with an in-memory writer whose commits are replayed later;
 :mod:`~autofix.vcs.trailers` writes and parses the commit trailers.
 
-Imports: autofix.types, autofix.errors.
+Imports: autofix.types, autofix.errors, autofix.words.
 """

@@ -22,6 +22,7 @@ import git
 from gitdb import IStream
 
 from autofix.errors import AutofixError, GitError
+from autofix.vcs.locks import BranchLock, lock_branch
 from autofix.vcs.trailers import parse_trailers
 
 P = ParamSpec("P")
@@ -140,6 +141,8 @@ class FixBranch:
     #: Dry run: new objects go to this temporary folder (the repository's own objects are
     #: read as alternates) and no ref is written; :meth:`close` removes it.
     scratch: str = ""
+    #: The branch's lock (one writer per branch), released by :meth:`close`.
+    lock: BranchLock | None = None
 
     @property
     def ref(self) -> str:
@@ -158,10 +161,13 @@ class FixBranch:
                 "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(Path(self.repo.git_dir) / "objects")}
 
     def close(self) -> None:
-        """Remove the dry run's temporary objects (nothing to do otherwise)."""
+        """Remove the dry run's temporary objects and release the branch's lock."""
         if self.scratch:
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.scratch = ""
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
 
     def autofix_commits(self) -> list[str]:
         """The autofix commits on the branch that are not in HEAD, newest first."""
@@ -326,7 +332,8 @@ def prepare_branch(repo: git.Repo, script: Path, branch: str, resume: bool,
     temporary folder and no ref (call :meth:`FixBranch.close` to remove the folder).
 
     Raises :class:`AutofixError` when the branch exists without ``resume``, when
-    ``resume`` names a branch that does not exist, or when it is the checked-out branch.
+    ``resume`` names a branch that does not exist, when it is the checked-out branch, when
+    another session writes it (:mod:`autofix.vcs.locks`) or ``.git`` cannot be written.
     """
     validate_branch_name(repo, branch)
     workdir = Path(str(repo.working_tree_dir)).resolve()
@@ -339,6 +346,24 @@ def prepare_branch(repo: git.Repo, script: Path, branch: str, resume: bool,
         raise AutofixError(f"--branch {branch} is checked out in a worktree",
                            hint="autofix never writes a checked-out branch; pick another name "
                                 "or check the branch out nowhere")
+    lock = None if dry_run else lock_branch(common_dir(repo), branch)
+    try:
+        made = _prepare(repo, script, branch, rel, resume, base, dry_run)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    made.lock = lock
+    return made
+
+
+def common_dir(repo: git.Repo) -> Path:
+    """The git folder every worktree of ``repo`` shares (refs, objects, autofix's locks)."""
+    return Path(str(repo.common_dir)).resolve()
+
+
+def _prepare(repo: git.Repo, script: Path, branch: str, rel: str, resume: bool,
+             base: str | None, dry_run: bool) -> FixBranch:
     exists = branch in repo.heads
     user_source = script.read_bytes().decode("utf-8")  # CRLF kept, as git stores it
     if exists and not resume:
@@ -451,16 +476,26 @@ def branch_log(repo: git.Repo, branch: str) -> list[AutofixCommit]:
 def undo_last(repo: git.Repo, branch: str) -> AutofixCommit:
     """Move ``branch`` back past its tip commit, which must be an autofix fix commit (a
     snapshot commit below it is dropped too when no fix is left above it). Returns the
-    dropped fix. Raises :class:`AutofixError` when the branch is checked out anywhere,
-    its tip is not autofix's, or it moved meanwhile."""
+    dropped fix. Raises :class:`AutofixError` when autofix did not make the branch, it is
+    checked out anywhere, a session is writing it, its tip is not autofix's, or it moved
+    meanwhile."""
+    head = _head(repo, branch)
+    if not made_by_autofix(head):
+        raise AutofixError(f"{branch} is not an autofix branch",
+                           hint="autofix undo only rewrites the branches autofix made "
+                                "(`autofix branches` lists them)")
     if branch in checked_out_branches(repo):
         raise AutofixError(f"branch {branch} is checked out",
                            hint="autofix never rewrites a checked-out branch; switch away "
                                 "first or use `git reset` yourself")
-    head = _head(repo, branch)
-    if not made_by_autofix(head):
-        raise AutofixError(f"branch {branch} was not made by autofix",
-                           hint="autofix only rewrites its own branches")
+    lock = lock_branch(common_dir(repo), branch)
+    try:
+        return _undo(repo, branch, head)
+    finally:
+        lock.release()
+
+
+def _undo(repo: git.Repo, branch: str, head: git.Head) -> AutofixCommit:
     tip = head.commit
     made = _autofix_commit(tip)
     if made is None or made.snapshot:

@@ -45,6 +45,7 @@ class Event:
     WOULD_STOP = "would_stop"
     SAMPLED = "sampled"
     PREFLIGHT_FAULT = "preflight_fault"
+    EVAL_METRICS = "eval_metrics"
 
 
 #: Fields of a ``dataset`` event and of each entry of a ``trainer`` event's ``datasets``:
@@ -99,6 +100,10 @@ EVENTS: dict[str, tuple[str, ...]] = {
     # label range
     Event.SAMPLED: ("origin", "split", "rows", "kept", "label_column", "label_min",
                     "label_max"),
+    # the metrics of one evaluation the script ran (``Trainer.evaluate``, or the evaluation
+    # during training): the optimizer step it came at and {name: number}, the probe's own
+    # early evaluation left out
+    Event.EVAL_METRICS: ("step", "metrics"),
 }
 
 

@@ -28,7 +28,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from . import early, events, preflight, sampling
+from . import early, eval_metrics, events, preflight, sampling
 from .events import (
     AutofixStop,
     State,
@@ -151,6 +151,13 @@ def patch_trainer(module: types.ModuleType) -> None:
                 control.should_training_stop = True
                 if State.stop == "budget":  # an early evaluation that failed (early.py)
                     early.at_budget_end(control)
+            return control
+
+        def on_evaluate(self, args: Any, state: Any, control: Any, metrics: Any = None,
+                        **kwargs: Any) -> Any:
+            # the script's evaluations only: the probe's early one runs with no callbacks
+            # (early.quiet)
+            eval_metrics.record(getattr(state, "global_step", 0), metrics)
             return control
 
     original_init = trainer_cls.__init__

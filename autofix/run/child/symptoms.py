@@ -73,6 +73,9 @@ EXTENSION = 1.0  # an unclear run may train this x budget more steps before the 
 #: How the flat verdict's evidence starts (the parent tells it from the other two by it).
 FLAT_EVIDENCE = "loss stalled near chance: "
 ZERO_LR = 1e-12  # a learning rate at or under this is 0
+#: The stall rule in words, from the constants above: the one phrase ``autofix fix -h``,
+#: the README and the HTML report's legend use.
+STALL_RULE = f"judged from step {MIN_STEPS} on, over the last {WINDOW} steps"
 
 # Two-sided 95 % Student t quantiles by degrees of freedom (larger df: the nearest lower).
 _T95 = ((1, 12.706), (2, 4.303), (3, 3.182), (4, 2.776), (5, 2.571), (6, 2.447),
