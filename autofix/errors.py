@@ -88,7 +88,7 @@ def classify_error(exc: BaseException) -> ErrorVerdict:
     if isinstance(exc, AutofixError):
         return ErrorVerdict(exc.exit_code, str(exc), exc.hint)
     if isinstance(exc, KeyboardInterrupt):
-        return ErrorVerdict(EXIT_INTERRUPTED, "interrupted by the user; the branch(es) hold "
+        return ErrorVerdict(EXIT_INTERRUPTED, "interrupted by the user; each branch holds "
                                               "the fixes committed so far")
     log = save_traceback(exc)
     return ErrorVerdict(EXIT_CRASH, f"autofix crashed (a bug in autofix): "

@@ -91,7 +91,8 @@ def run_batch(options: BatchOptions, changed: Callable[[list[Row]], None] | None
     existing = branch_names(repo)
     taken = [r.branch for r in rows if r.branch in existing]
     if taken:
-        raise AutofixError(f"branch(es) already exist: {', '.join(taken)}",
+        raise AutofixError(f"{'branch' if len(taken) == 1 else 'branches'} already "
+                           f"{'exists' if len(taken) == 1 else 'exist'}: {', '.join(taken)}",
                            hint="delete them or choose another --branch-prefix")
     lock = threading.Lock()
 

@@ -60,7 +60,10 @@ def rows_table(rows: list[Row], width: int = 120, live: bool = True) -> Table:
     table.add_column("script", no_wrap=True)
     for name in ("status", "run", "fixes"):
         table.add_column(name, no_wrap=True)
-    table.add_column("last", no_wrap=live, min_width=None if live else 20, ratio=1)
+    if live:
+        table.add_column("last", no_wrap=True)
+    else:
+        table.add_column("last", min_width=20, ratio=1, overflow="fold")
     table.add_column("seconds", justify="right", no_wrap=True)
     if on_ray:
         table.add_column("node", no_wrap=True)

@@ -22,7 +22,7 @@ from rich.markup import escape
 
 from autofix.errors import EXIT_FIXED, EXIT_GAVE_UP, EXIT_INTERRUPTED, EXIT_USAGE, classify_error
 from autofix.reports.formats import error_json, write_session_report
-from autofix.reports.terminal import write_report
+from autofix.reports.terminal import print_hint, write_report
 from autofix.types import SessionResult, Status
 
 
@@ -67,7 +67,7 @@ def usage_error(err: Console, message: str, hint: str = "") -> typer.Exit:
     """Print ``message`` (and ``hint``) as a usage error; returns the exit to raise (2)."""
     err.print(f"[bold red]error:[/bold red] {escape(message)}")
     if hint:
-        err.print(f"  hint: {escape(hint)}")
+        print_hint(err, hint)
     return typer.Exit(EXIT_USAGE)
 
 
@@ -90,7 +90,7 @@ def boundary(err: Console, report: Path | None = None,
         label = "interrupted" if verdict.code == EXIT_INTERRUPTED else "error"
         err.print(f"[bold red]{label}:[/bold red] {escape(verdict.message)}")
         if verdict.hint:
-            err.print(f"  hint: {escape(verdict.hint)}")
+            print_hint(err, verdict.hint)
         if report is not None and report.suffix.lower() in (".html", ".htm", ".md"):
             with contextlib.suppress(OSError):
                 write_session_report(report, SessionResult(Status.ERROR, "", verdict.message,

@@ -85,7 +85,8 @@ def register(app: typer.Typer) -> None:
             found = autofix_branches(repo)
         table = Table("branch", "commits", "merged", "last fix")
         table.columns[0].no_wrap = True
-        table.columns[3].min_width, table.columns[3].ratio = 20, 1  # wraps, never squeezed
+        last = table.columns[3]
+        last.min_width, last.ratio, last.overflow = 20, 1, "fold"  # wraps, never squeezed
         for info in found:
             table.add_row(info.name, str(info.commits), "yes" if info.merged else "no",
                           escape(info.subject.removeprefix("autofix: ")))

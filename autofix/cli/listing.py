@@ -33,7 +33,7 @@ def recipes_table(width: int = 200) -> Table | None:
     table = Table()
     table.add_column("recipe", no_wrap=True, min_width=ids)
     table.add_column("category", no_wrap=True, min_width=cats)
-    table.add_column("what it does", min_width=TEXT_WIDTH, ratio=1)
+    table.add_column("what it does", min_width=TEXT_WIDTH, ratio=1, overflow="fold")
     if with_module:
         table.add_column("module", no_wrap=True, min_width=modules)
     table.add_column("origin", no_wrap=True)

@@ -113,10 +113,11 @@ def target_versions(python: str) -> dict[str, str]:
     try:
         done = contained_run([python, "-c", _VERSIONS_SNIPPET], timeout=60)
     except OSError as exc:
-        raise AutofixError(f"--python {python}: cannot run it: "
+        raise AutofixError(f"--python {python} cannot be run: "
                            f"{exc.strerror or exc}") from exc
     except subprocess.TimeoutExpired as exc:
-        raise AutofixError(f"--python {python}: no answer in 60 s to `python -c`") from exc
+        raise AutofixError(f"--python {python} gave no answer in 60 s to `python -c`") \
+            from exc
     try:
         data = json.loads(done.stdout.strip().splitlines()[-1])
         if not isinstance(data, dict) or "python" not in data:
@@ -233,7 +234,7 @@ def contained_run(cmd: list[str], input: str | None = None, timeout: float | Non
     any it starts end with it, at the timeout, and with autofix. Raises ``OSError`` when
     ``cmd[0]`` cannot be found, ``subprocess.TimeoutExpired`` past ``timeout``."""
     if shutil.which(cmd[0]) is None:
-        raise FileNotFoundError(2, "no such executable", cmd[0])
+        raise FileNotFoundError(2, "no such executable file", cmd[0])
     argv, read, cgroup = supervised(cmd)
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE if input is not None

@@ -1,0 +1,4 @@
+import torch
+
+device = torch.device("cuda")
+print("device", device)
