@@ -38,7 +38,7 @@ def recipes_table(width: int = 200) -> Table | None:
         table.add_column("module", no_wrap=True, min_width=modules)
     table.add_column("origin", no_wrap=True)
     for recipe in found:
-        table.add_row(recipe.id, recipe.category, recipe.title,
+        table.add_row(recipe.id, recipe.category, escape(recipe.title),  # "[column]" is text
                       *([recipe.__module__] if with_module else []), origin(recipe))
     return table
 
