@@ -25,6 +25,9 @@ class TokenClassificationCollator(Recipe):
     requires_words = (("DataCollatorWithPadding",),)
     requires_imports = ("transformers",)
     title = "pad per-token labels with DataCollatorForTokenClassification"
+    #: padding the labels is right only for labels aligned with the tokens; unaligned
+    #: word tags stop crashing once padded, and train on the wrong tokens
+    restores = ("token-labels-misaligned",)
     nothing_to_do = "no DataCollatorWithPadding(...) to replace"
 
     examples = (

@@ -440,7 +440,7 @@ class _Session:
             self.finished(rec, diag)
             last = FixGroup(diag, run, self.n, decision, before, self.sources(),
                             {f.recipe for f in decision}, extra=extra,
-                            tentative=trial is not None)
+                            tentative=trial is not None, contracts=self.contracts(decision))
 
     def trial(self, run: RunResult, verdict: Healthy | Diagnosis) -> Diagnosis | None:
         """The trial diagnosis a category proposes for a healthy run that was not clearly
@@ -495,7 +495,14 @@ class _Session:
             self.finish(Status.GAVE_UP, f"{dropped}; {why}", group.diagnosis)
             return None
         return FixGroup(group.diagnosis, group.run, group.run_n, decision, before,
-                        self.sources(), group.tried | {f.recipe for f in decision})
+                        self.sources(), group.tried | {f.recipe for f in decision},
+                        contracts=self.contracts(decision))
+
+    def contracts(self, fixes: list[FixRecord]) -> frozenset[str]:
+        """The categories that break the contracts ``fixes`` claim to restore
+        (``Recipe.restores``)."""
+        return frozenset(c for f in fixes for r in self.recipes(f.category) if r.id == f.recipe
+                         for c in r.restores)
 
     def drop(self, group: FixGroup, reason: str) -> str:
         """Remove ``group``'s commits from the branch and the result; returns their shas."""

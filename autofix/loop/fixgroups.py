@@ -98,6 +98,10 @@ class FixGroup:
     #: (:func:`autofix.categories.catalogue.symptoms.slow_at_high_lr`): kept
     #: only when the next run proves it; when it does not, the session ends as it stood.
     tentative: bool = False
+    #: Categories that break the contract the fixes claim to restore
+    #: (:attr:`autofix.toolkit.recipe.Recipe.restores`): diagnosed on the next run, they
+    #: fail the group.
+    contracts: frozenset[str] = frozenset()
 
     @property
     def recipes(self) -> str:
@@ -140,6 +144,9 @@ class FixGroup:
             if again is not None:
                 return (f"recipe {self.recipes} did not fix {again.category}: the "
                         "same error at the same place after its fix")
+            if verdict.category in self.contracts:
+                return (f"recipe {self.recipes} did not restore what it claims: "
+                        f"{verdict.category} after it ({verdict.evidence})")
             broke = self.broke(verdict)
             if broke:
                 return f"recipe {self.recipes} broke the script: {broke}"

@@ -143,6 +143,10 @@ class Recipe(VisitorBasedCodemodCommand):
     nothing_to_do: ClassVar[str] = "nothing to change"
     #: Other categories whose symptoms this recipe's root cause also produces.
     also_fixes: ClassVar[tuple[str, ...]] = ()
+    #: The contract the fix claims to restore, as the categories that break it: one of
+    #: them diagnosed on the next run means the fix did not restore it (a collator swap
+    #: that stops a crash while the token labels stay misaligned), and it is dropped.
+    restores: ClassVar[tuple[str, ...]] = ()
     #: role -> regex of a call's qualified name; ``X = call(...)`` puts ``X`` under role in
     #: ``self.assigned`` (in source order, seen before the code that follows it).
     TRACK: ClassVar[dict[str, str]] = {}
