@@ -65,7 +65,7 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
-from . import early, sampling
+from . import early, label_contracts, sampling
 from .contract import PROBABILITY_LOSSES, Event
 from .events import AutofixStop, State, describe_exception, emit
 
@@ -450,6 +450,7 @@ def run_checks(trainer: Any) -> list[Exception]:
     dataset = trainer.train_dataset
     if dataset is None or not hasattr(dataset, "column_names"):
         return errors
+    label_contracts.check(trainer)  # faults that raise nothing (before a forward runs)
     batch: list[Any] = []
     if attempt("collate", lambda: batch.append(_first_batch(trainer))):
         attempt("forward", _forward, trainer, batch[0])

@@ -96,6 +96,9 @@ def dataset_facts(role: str, ds: Any) -> dict[str, Any]:
         facts["label_kind"] = "int"
         facts["label_classes"] = int(feature.num_classes)
         return facts
+    if type(feature).__name__ in ("Sequence", "List", "LargeList"):
+        facts.update(_list_label_facts(ds, column, feature))
+        return facts
     try:
         values = [v for v in ds.unique(column) if v is not None]
     except Exception:  # noqa: BLE001 - not a datasets.Dataset
@@ -107,6 +110,28 @@ def dataset_facts(role: str, ds: Any) -> dict[str, Any]:
         facts["label_min"] = min(values)
         facts["label_max"] = max(values)
     return facts
+
+
+def _list_label_facts(ds: Any, column: str, feature: Any) -> dict[str, Any]:
+    """A label column of lists (per-token tags, multi-hot rows): ``int-list`` or
+    ``float-list``, the ``ClassLabel`` count of its items, else the range of its values over
+    the whole split (the ignore index -100 left out), read from the Arrow column."""
+    inner: Any = getattr(feature, "feature", None)
+    if type(inner).__name__ == "ClassLabel":
+        return {"label_kind": "int-list", "label_classes": int(inner.num_classes)}
+    try:
+        import pyarrow.compute as pc
+
+        flat = pc.list_flatten(ds.data.column(column))
+        kind = "int-list" if str(flat.type).startswith(("int", "uint")) else \
+            "float-list" if str(flat.type).startswith(("float", "double", "halffloat")) else ""
+        if not kind:
+            return {}
+        kept = flat.filter(pc.not_equal(flat, -100)) if kind == "int-list" else flat
+        bounds = pc.min_max(kept).as_py()
+        return {"label_kind": kind, "label_min": bounds["min"], "label_max": bounds["max"]}
+    except Exception:  # noqa: BLE001 - a dataset without an Arrow table: no range
+        return {}
 
 
 def trainer_facts(trainer: Any) -> dict[str, Any]:
