@@ -77,6 +77,9 @@ class RegressionHead(Recipe):
     category = "float-labels-on-classifier"
     requires_imports = ("transformers",)
     title = "train float targets with a 1-output regression head (set on the config)"
+    #: the same fix for a classification checkpoint's problem_type kept under a 1-output
+    #: head for float scores (transformers 5.24 raises before from_pretrained's keywords apply)
+    also_fixes = ("problem-type-conflict",)
     nothing_to_do = "no *ForSequenceClassification model made above the failing line"
     METADATA_DEPENDENCIES = (  # type: ignore[assignment]  # Recipe narrows the type
         *Recipe.METADATA_DEPENDENCIES, ScopeProvider, ParentNodeProvider)

@@ -2,63 +2,52 @@
 
 Course (chapter 8): labels range over 0..2 but ``from_pretrained`` built a head with the
 default ``num_labels=2``; fix "by adding num_labels=3 when we create the model".
-N is measured from the data the probe saw given to ``Trainer`` (or converted with
-``to_tf_dataset``, for Keras): the ``ClassLabel``
-feature's ``num_classes``, else max label + 1 over the whole training split. Labels that
-start at 1 need shifting, not a bigger head, so the recipe declines them.
+N is counted from every source the probe saw, the largest wins:
+
+- the training data given to ``Trainer``, a ``DataLoader`` or ``to_tf_dataset``: the
+  ``ClassLabel`` feature's ``num_classes``, else max label + 1 over the whole split (per-token
+  label lists of a token-classification set too);
+- the facts at the failure: the largest target the loss read, + 1 (the error's own
+  ``Target 3 is out of bounds``), raised to the range of an integer column of a pandas
+  ``DataFrame`` in the user's frames that holds every target of the batch (the labels of a
+  torch ``Dataset`` subclass over a frame read by hand).
+
+Labels that start at 1 need shifting, not a bigger head, so the recipe declines them (the
+recipe ``labels-from-zero`` shifts them). Where the value is set is the family's
+(``recipes/_num_labels.py``): the config call when the model is given a config, the value's
+source, or a count variable or config value in scope (whose definition is set).
 """
 
 from __future__ import annotations
 
-import libcst as cst
-import libcst.matchers as m
+from autofix.toolkit import Example
+from autofix.types import DatasetFacts, ExceptionInfo, FrameFacts, TrainerFacts
 
-from autofix.toolkit import Example, NotApplicable, code, keyword
-from autofix.toolkit.scope import PlannedEdits, append_kw, option_dest, replace_with, string_value
-from autofix.types import DatasetFacts, RecipeContext, TrainerFacts
-
-_MODEL_CALL = r"transformers(\.[\w.]*)?\.(TF|Flax)?\w*ForSequenceClassification\.from_pretrained"
+from ._num_labels import HeadSize, measured_num_labels
 
 
-def _facts(label_max: float, classes: int | None = None, num_labels: int = 2) -> TrainerFacts:
-    return TrainerFacts("Trainer", "BertForSequenceClassification", num_labels, (
-        DatasetFacts("train", ("premise", "label"), 600, "label", "int", classes, 0, label_max),
+def _facts(label_max: float, classes: int | None = None, num_labels: int = 2,
+           model: str = "BertForSequenceClassification", kind: str = "int") -> TrainerFacts:
+    return TrainerFacts("Trainer", model, num_labels, (
+        DatasetFacts("train", ("premise", "label"), 600, "label", kind, classes, 0, label_max),
     ))
 
 
-def measured_num_labels(rc: RecipeContext) -> int:
-    """The number of classes in the training data, from the probe's facts.
-
-    Raises :class:`NotApplicable` when no training split was seen, when its labels are not
-    integer class ids, or when they start at 1 (shift them instead).
-    """
-    candidates = [t.dataset("train") for t in reversed(rc.trainers)]
-    candidates += [d for d in rc.datasets if d.role in ("to_tf_dataset", "dataloader")]
-    for train in candidates:
-        if train is None or not train.label_column:
-            continue
-        if train.label_classes:
-            return train.label_classes
-        if train.label_kind != "int" or train.label_max is None or train.label_min is None:
-            raise NotApplicable(f"labels in column {train.label_column!r} are not class ids "
-                                f"({train.label_kind or 'unknown kind'})")
-        if train.label_min >= 1:
-            raise NotApplicable(f"labels run from {train.label_min:g} to {train.label_max:g}: "
-                                "they start at 1 and need shifting to 0, not a bigger head")
-        if train.label_min < 0:
-            raise NotApplicable(f"negative label {train.label_min:g} in the training data")
-        return int(train.label_max) + 1
-    raise NotApplicable("the probe saw no training dataset with a label column to count "
-                        "classes (Trainer's train_dataset, a DataLoader's or to_tf_dataset's "
-                        "source)")
+def _target_at_loss(high: int, width: int = 2) -> ExceptionInfo:
+    """An out-of-range failure as the child reports it: the loss frame's facts."""
+    target = {"kind": "tensor", "dtype": "torch.int64", "shape": [16], "min": 0, "max": high,
+              "negatives": 0, "ignored": 0, "distinct": [0, 1, high]}
+    logits = {"kind": "tensor", "dtype": "torch.float32", "shape": [16, width]}
+    return ExceptionInfo("builtins.IndexError", f"Target {high} is out of bounds.", facts=(
+        FrameFacts("torch/nn/functional.py", 1, "cross_entropy", False,
+                   {"input": logits, "target": target}),))
 
 
-class SetNumLabels(PlannedEdits):
+class SetNumLabels(HeadSize):
     id = "label-out-of-range"
     category = "label-out-of-range"
     requires_imports = ("transformers",)
     title = "set num_labels to the number of classes in the data"
-    nothing_to_do = "no *ForSequenceClassification.from_pretrained(...) call found"
 
     examples = (
         Example(
@@ -185,196 +174,116 @@ class SetNumLabels(PlannedEdits):
             ),
             trainers=(_facts(2),),
         ),
+        Example(  # the model is given a config: the config call decides the head
+            before=(
+                "from transformers import AutoConfig, AutoModelForSequenceClassification\n"
+                "def main(label_list):\n"
+                "    num_labels = len(label_list)\n"
+                "    config = AutoConfig.from_pretrained(ckpt, num_labels=2, finetuning_task=t)\n"
+                "    model = AutoModelForSequenceClassification.from_pretrained(\n"
+                "        ckpt, config=config)\n"
+            ),
+            after=(
+                "from transformers import AutoConfig, AutoModelForSequenceClassification\n"
+                "def main(label_list):\n"
+                "    num_labels = len(label_list)\n"
+                "    config = AutoConfig.from_pretrained(ckpt, num_labels=num_labels, "
+                "finetuning_task=t)\n"
+                "    model = AutoModelForSequenceClassification.from_pretrained(\n"
+                "        ckpt, config=config)\n"
+            ),
+            trainers=(_facts(2),),
+        ),
+        Example(  # a count variable in scope (a parameter): passed, not a literal
+            before=(
+                "from transformers import AutoModelForTokenClassification\n"
+                "def build_model(num_labels):\n"
+                "    return AutoModelForTokenClassification.from_pretrained(CKPT)\n"
+            ),
+            after=(
+                "from transformers import AutoModelForTokenClassification\n"
+                "def build_model(num_labels):\n"
+                "    return AutoModelForTokenClassification.from_pretrained(CKPT, "
+                "num_labels=num_labels)\n"
+            ),
+            trainers=(_facts(4, model="BertForTokenClassification", kind="int-list"),),
+        ),
+        Example(  # no dataset seen (a torch Dataset subclass): the error's own target
+            before=(
+                "from transformers import BertConfig, BertForSequenceClassification\n"
+                "NUM_CLASSES = 2\n"
+                "model = BertForSequenceClassification(BertConfig(num_labels=NUM_CLASSES))\n"
+            ),
+            after=(
+                "from transformers import BertConfig, BertForSequenceClassification\n"
+                "NUM_CLASSES = 4\n"
+                "model = BertForSequenceClassification(BertConfig(num_labels=NUM_CLASSES))\n"
+            ),
+            failure=_target_at_loss(3),
+        ),
+        Example(  # a count variable in scope with a wrong value: set where it is defined
+            before=(
+                "from transformers import AutoModelForSequenceClassification as M\n"
+                "num_labels = 2\n"
+                "model = M.from_pretrained(ckpt)\n"
+            ),
+            after=(
+                "from transformers import AutoModelForSequenceClassification as M\n"
+                "num_labels = 3\n"
+                "model = M.from_pretrained(ckpt, num_labels=num_labels)\n"
+            ),
+            trainers=(_facts(2),),
+        ),
+        Example(  # a literal at the call next to a constant in scope: the constant is set
+            before=(
+                "from transformers import AutoModelForSequenceClassification as M\n"
+                "NUM_CLASSES = 2\n"
+                "def build():\n"
+                "    return M.from_pretrained(ckpt, num_labels=2)\n"
+            ),
+            after=(
+                "from transformers import AutoModelForSequenceClassification as M\n"
+                "NUM_CLASSES = 4\n"
+                "def build():\n"
+                "    return M.from_pretrained(ckpt, num_labels=NUM_CLASSES)\n"
+            ),
+            failure=_target_at_loss(3),
+        ),
+        Example(  # a config value read elsewhere: its entry is set and passed
+            before=(
+                "from transformers import AutoModelForSequenceClassification as M\n"
+                "CONFIG = {'lr': 5e-5, 'num_labels': 2}\n"
+                "print('classes:', CONFIG['num_labels'])\n"
+                "model = M.from_pretrained(ckpt)\n"
+            ),
+            after=(
+                "from transformers import AutoModelForSequenceClassification as M\n"
+                "CONFIG = {'lr': 5e-5, 'num_labels': 3}\n"
+                "print('classes:', CONFIG['num_labels'])\n"
+                "model = M.from_pretrained(ckpt, num_labels=CONFIG['num_labels'])\n"
+            ),
+            trainers=(_facts(2),),
+        ),
+        Example(  # a config attribute set after the config is made
+            before=(
+                "import transformers\n"
+                "cfg = transformers.BertConfig(hidden_size=32)\n"
+                "cfg.num_labels = 2\n"
+                "model = transformers.AutoModelForSequenceClassification.from_config(cfg)\n"
+            ),
+            after=(
+                "import transformers\n"
+                "cfg = transformers.BertConfig(hidden_size=32)\n"
+                "cfg.num_labels = 3\n"
+                "model = transformers.AutoModelForSequenceClassification.from_config(cfg)\n"
+            ),
+            trainers=(_facts(2),),
+        ),
     )
 
-    def prepare(self, tree: cst.Module) -> None:
-        self.num_labels = measured_num_labels(self.rc)
-        self.sources: list[str] = []
-        done: set[cst.CSTNode] = set()
-        for call in self.program.calls:
-            if not self.is_qualified(call.func, _MODEL_CALL):
-                continue
-            value = cst.Integer(str(self.num_labels))
-            existing = keyword(call, "num_labels")
-            if existing is None:
-                self.plan_edit(call, append_kw("num_labels", value),
-                               f"num_labels={self.num_labels}")
-                continue
-            found = self.source(existing.value, 0)
-            if isinstance(found, str):
-                raise NotApplicable(f"{found}; set it to {self.num_labels} there")
-            literal, where = found
-            if literal in done:
-                continue
-            done.add(literal)
-            if literal.evaluated_value == self.num_labels:
-                self.reason = f"num_labels is already {self.num_labels}"
-                continue
-            line = self.program.line(literal)
-            at_use = literal is existing.value
-            description = (f"num_labels={literal.value} -> {self.num_labels}" if at_use else
-                           f"{where} (line {line}): {literal.value} -> {self.num_labels}")
-            if not at_use:
-                self.sources.append(f"{where}, line {line}")
-            self.plan_edit(literal, replace_with(value), description)
-
-    def source(self, expr: cst.BaseExpression, depth: int) -> tuple[cst.Integer, str] | str:
-        """The integer literal ``expr``'s value comes from and where it is (a module
-        constant, a class field default, an argparse default, a dict entry, a parameter's
-        default or argument); a reason string when it cannot be followed to one."""
-        program = self.program
-        text = code(expr)
-        if depth > 8:
-            return f"num_labels={text} could not be followed to a literal"
-        if isinstance(expr, cst.Integer):
-            return expr, "num_labels"
-        if isinstance(expr, cst.Name):
-            targets = program.resolve(expr.value, expr)
-            if len(targets) != 1:
-                return (f"{text} is assigned in {len(targets)} places" if targets else
-                        f"{text} is not defined where num_labels is set")
-            return self._from_target(targets[0], text, depth)
-        if isinstance(expr, cst.Attribute):
-            attr = expr.attr.value
-            if m.matches(expr.value, m.Name("self")):
-                values = program.self_assignments(expr, attr)
-                if len(values) != 1:
-                    return f"self.{attr} is assigned in {len(values)} places"
-                return self.source(values[0], depth + 1)
-            return self._one([self._attribute(v, attr, depth) for v in
-                              self._owners(expr.value)], text)
-        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and \
-                isinstance(expr.slice[0].slice, cst.Index):
-            key = string_value(expr.slice[0].slice.value)
-            if key is not None:
-                return self._one([self._entry(v, key, depth) for v in
-                                  program.values(expr.value)], text)
-        return f"num_labels={text} is not a value autofix can trace to a literal"
-
-    def _one(self, found: list[tuple[cst.Integer, str] | str], text: str
-             ) -> tuple[cst.Integer, str] | str:
-        good = list({id(f[0]): f for f in found if not isinstance(f, str)}.values())
-        if len(good) == 1:
-            return good[0]
-        if len(good) > 1:
-            return f"num_labels={text} comes from {len(good)} places"
-        return next((f for f in found if isinstance(f, str)), f"{text} could not be followed")
-
-    def _owners(self, expr: cst.BaseExpression) -> list[cst.CSTNode]:
-        if isinstance(expr, cst.Name):
-            classes = [t for t in self.program.resolve(expr.value, expr)
-                       if isinstance(t, cst.ClassDef)]
-            if classes:
-                return list(classes)
-        return self.program.values(expr)
-
-    def _from_target(self, target: cst.CSTNode, text: str, depth: int
-                     ) -> tuple[cst.Integer, str] | str:
-        program = self.program
-        if isinstance(target, cst.Param):
-            func = program._param_function(target)
-            name = target.name.value
-            given = [program.bound(func, s, name) for s in program.call_sites(func)] \
-                if func is not None else []
-            args = [g for g in given if g is not None]
-            if args:
-                return self._one([self.source(a, depth + 1) for a in args], text)
-            if target.default is not None:
-                found = self.source(target.default, depth + 1)
-                if not isinstance(found, str) and found[0] is target.default:
-                    fname = func.name.value if func is not None else "lambda"
-                    return found[0], f"the default of parameter {name} of {fname}()"
-                return found
-            return f"{text} is a parameter that no call site fills"
-        parent = program.parent(target)
-        value = None
-        if isinstance(parent, cst.AssignTarget):
-            assign = program.parent(parent)
-            value = assign.value if isinstance(assign, cst.Assign) else None
-        elif isinstance(parent, cst.AnnAssign):
-            value = parent.value
-        if value is None:
-            return f"{text} is not assigned a value autofix can follow"
-        found = self.source(value, depth + 1)
-        if not isinstance(found, str) and found[0] is value:
-            return found[0], f"{text}"
-        return found
-
-    def _attribute(self, owner: cst.CSTNode, attr: str, depth: int
-                   ) -> tuple[cst.Integer, str] | str:
-        program = self.program
-        if isinstance(owner, cst.Call):
-            cls = program.class_called(owner)
-            if cls is not None:
-                given = keyword(owner, attr)
-                if given is not None:
-                    return self.source(given.value, depth + 1)
-                return self._field(cls, attr, depth)
-            if isinstance(owner.func, cst.Attribute) and owner.func.attr.value == "parse_args":
-                return self._option(attr, depth)
-        if isinstance(owner, cst.ClassDef):
-            return self._field(owner, attr, depth)
-        return f"num_labels comes from .{attr} of {code(owner)[:60]}, which autofix cannot follow"
-
-    def _field(self, cls: cst.ClassDef, attr: str, depth: int) -> tuple[cst.Integer, str] | str:
-        for stmt in cls.body.body:
-            for small in getattr(stmt, "body", ()):
-                value = None
-                if isinstance(small, cst.AnnAssign) and m.matches(small.target, m.Name(attr)):
-                    value = small.value
-                elif isinstance(small, cst.Assign) and len(small.targets) == 1 and \
-                        m.matches(small.targets[0].target, m.Name(attr)):
-                    value = small.value
-                else:
-                    continue
-                default = keyword(value, "default") if isinstance(value, cst.Call) else None
-                if default is not None:
-                    value = default.value  # dataclasses.field(default=...)
-                if value is None:
-                    return f"{cls.name.value}.{attr} has no default"
-                found = self.source(value, depth + 1)
-                if not isinstance(found, str) and found[0] is value:
-                    return found[0], f"the default of {cls.name.value}.{attr}"
-                return found
-        for base in cls.bases:
-            if isinstance(base.value, cst.Name) and base.value.value in self.program.classes:
-                return self._field(self.program.classes[base.value.value], attr, depth + 1)
-        return f"class {cls.name.value} has no field {attr}"
-
-    def _option(self, attr: str, depth: int) -> tuple[cst.Integer, str] | str:
-        for call in self.program.calls:
-            if not (isinstance(call.func, cst.Attribute) and call.func.attr.value ==
-                    "add_argument" and option_dest(call) == attr):
-                continue
-            flags = [t for t in (string_value(a.value) for a in call.args if a.keyword is None)
-                     if t and t.startswith("-")]
-            for i, arg in enumerate(self.rc.args):
-                flag, _, inline = arg.partition("=")
-                if flag in flags:
-                    given = inline or (self.rc.args[i + 1] if i + 1 < len(self.rc.args) else "")
-                    raise NotApplicable(
-                        f"num_labels comes from the command line ({flag} {given}): run the "
-                        f"script with {flag} {self.num_labels}")
-            default = keyword(call, "default")
-            if default is None:
-                return f"{flags[0] if flags else attr} has no default: pass it on the command line"
-            found = self.source(default.value, depth + 1)
-            if not isinstance(found, str) and found[0] is default.value:
-                return found[0], f"the default of {flags[0] if flags else attr}"
-            return found
-        return f"no parser.add_argument(...) defines {attr}"
-
-    def _entry(self, owner: cst.CSTNode, key: str, depth: int) -> tuple[cst.Integer, str] | str:
-        if isinstance(owner, cst.Dict):
-            for element in owner.elements:
-                if isinstance(element, cst.DictElement) and string_value(element.key) == key:
-                    found = self.source(element.value, depth + 1)
-                    if not isinstance(found, str) and found[0] is element.value:
-                        return found[0], f"the {key!r} entry of the config dict"
-                    return found
-        return f"no dict literal with a {key!r} entry found for num_labels"
+    def wanted(self) -> int:
+        return measured_num_labels(self.rc)
 
     def summary(self) -> str:
-        where = f" (changed at its source: {'; '.join(self.sources)})" if self.sources else ""
         return (f"set num_labels={self.num_labels}, the number of classes in the training "
-                f"data{where}")
+                f"data{self.where()}")
