@@ -1,13 +1,18 @@
 """Reading and writing ``TrainingArguments(...)`` keywords, shared by the recipes of the
-``training-args-conflict`` family (not a recipe itself: the registry skips modules whose
-name starts with ``_``)."""
+``training-args-conflict`` family and the recipes that set one flag when the facts at the
+failure show its fault (:class:`SetFlag`); not a recipe itself: the registry skips modules
+whose name starts with ``_``."""
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit import Recipe, append_keyword, find, keyword, replace_keyword
+from autofix.categories.failure import Failure
+from autofix.toolkit import NotApplicable, Recipe, append_keyword, find, keyword, replace_keyword
+from autofix.toolkit.facts import failure_of
 
 TRAINING_ARGS_PATTERN = (r"transformers(\.training_args(_seq2seq|_tf)?)?\."
                          r"(Seq2Seq|TF)?TrainingArguments")
@@ -80,3 +85,45 @@ def splatted_dicts(recipe: Recipe, tree: cst.Module) -> set[cst.Call]:
                 and not find(tree, m.Attribute(value=m.Name(name))):
             found.add(assigned[0].value)
     return found
+
+
+class SetFlag(Recipe):
+    """Sets one boolean keyword (``flag=value``) of each ``TrainingArguments(...)`` call
+    matched by ``args_pattern``, or of the ``dict(...)`` given to it as ``**hp``
+    (:func:`splatted_dicts`), when :meth:`shows` finds the fault in the facts at the
+    failure (``Diagnosis.failure``); ``NotApplicable(no_facts)`` when it does not. The
+    commit line says ``flag=value, because``."""
+
+    abstract = True
+    flag: ClassVar[str] = ""
+    value: ClassVar[bool] = True
+    because: ClassVar[str] = ""
+    no_facts: ClassVar[str] = ""
+    args_pattern: ClassVar[str] = TRAINING_ARGS_PATTERN
+
+    def shows(self, failure: Failure) -> bool | None:
+        """True when the facts at the failure show the fault this flag fixes."""
+        raise NotImplementedError
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        failure = failure_of(self.rc)
+        if failure is None or self.shows(failure) is not True:
+            raise NotApplicable(self.no_facts)
+        return super().transform_module_impl(tree)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.dicts = splatted_dicts(self, node)
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        if not (self.is_qualified(original_node.func, self.args_pattern)
+                or original_node in self.dicts):
+            return updated_node
+        if any(a.star == "**" for a in original_node.args):
+            return updated_node  # the dict given as **hp is edited instead
+        wanted = str(self.value)
+        arg = keyword(updated_node, self.flag)
+        if arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == wanted:
+            self.reason = f"{self.flag}={wanted} is set already"
+            return updated_node
+        self.changed(original_node, f"{self.flag}={wanted}, {self.because}")
+        return set_keyword(updated_node, self.flag, cst.Name(wanted))

@@ -12,14 +12,13 @@ the library documents for such collators.
 
 from __future__ import annotations
 
-import libcst as cst
-
 from autofix.categories.catalogue.data import removed_column_read
-from autofix.toolkit import Example, NotApplicable, Recipe, keyword
-from autofix.toolkit.facts import example_failure, failure_of
+from autofix.categories.failure import Failure
+from autofix.toolkit import Example
+from autofix.toolkit.facts import example_failure
 from autofix.types import DatasetFacts, ExceptionInfo, TrainerFacts
 
-from ._training_args import TRAINING_ARGS_PATTERN, set_keyword, splatted_dicts
+from ._training_args import SetFlag
 
 
 def _failure(key: str = "premise") -> ExceptionInfo:
@@ -32,9 +31,12 @@ def _trainer(*columns: str) -> tuple[TrainerFacts, ...]:
         DatasetFacts("train", columns, 8, "label", "int"),)),)
 
 
-class KeepUnusedColumns(Recipe):
+class KeepUnusedColumns(SetFlag):
     id = "keep-unused-columns"
     category = "unused-columns-removed"
+    flag, value = "remove_unused_columns", False
+    because = "so the columns the collator or compute_loss reads reach it"
+    no_facts = "the facts at the failure show no removed column read"
     title = "keep the dataset columns the script's own code reads (remove_unused_columns)"
     requires_imports = ("transformers",)
     nothing_to_do = "no TrainingArguments(...) that removes unused columns"
@@ -59,25 +61,5 @@ class KeepUnusedColumns(Recipe):
         ),
     )
 
-    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        failure = failure_of(self.rc)
-        if failure is None or removed_column_read(failure) is not True:
-            raise NotApplicable("the facts at the failure show no removed column read")
-        return super().transform_module_impl(tree)
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self.dicts = splatted_dicts(self, node)
-
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not (self.is_qualified(original_node.func, TRAINING_ARGS_PATTERN)
-                or original_node in self.dicts):
-            return updated_node
-        if any(a.star == "**" for a in original_node.args):
-            return updated_node  # the dict given as **hp is edited instead
-        arg = keyword(updated_node, "remove_unused_columns")
-        if arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == "False":
-            self.reason = "remove_unused_columns=False is set already"
-            return updated_node
-        self.changed(original_node, "remove_unused_columns=False, so the columns the "
-                                    "collator or compute_loss reads reach it")
-        return set_keyword(updated_node, "remove_unused_columns", cst.Name("False"))
+    def shows(self, failure: Failure) -> bool | None:
+        return removed_column_read(failure)

@@ -12,16 +12,13 @@ translation examples do.
 
 from __future__ import annotations
 
-import libcst as cst
-
 from autofix.categories.catalogue.data import logits_decoded
-from autofix.toolkit import Example, NotApplicable, Recipe, keyword
-from autofix.toolkit.facts import example_failure, failure_of
+from autofix.categories.failure import Failure
+from autofix.toolkit import Example
+from autofix.toolkit.facts import example_failure
 from autofix.types import ExceptionInfo, TrainerFacts
 
-from ._training_args import set_keyword, splatted_dicts
-
-_SEQ2SEQ_ARGS = r"transformers(\.training_args_seq2seq)?\.Seq2SeqTrainingArguments"
+from ._training_args import SetFlag
 
 
 def _failure(dims: list[int]) -> ExceptionInfo:
@@ -36,9 +33,13 @@ def _failure(dims: list[int]) -> ExceptionInfo:
 _TRAINERS = (TrainerFacts("Seq2SeqTrainer", "T5ForConditionalGeneration", 2, ()),)
 
 
-class PredictWithGenerate(Recipe):
+class PredictWithGenerate(SetFlag):
     id = "predict-with-generate"
     category = "seq2seq-metrics-without-generate"
+    flag, value = "predict_with_generate", True
+    because = "so compute_metrics gets generated token ids, not logits"
+    no_facts = "the facts at the failure show no logits decoded in compute_metrics"
+    args_pattern = r"transformers(\.training_args_seq2seq)?\.Seq2SeqTrainingArguments"
     title = "generate at evaluation (predict_with_generate=True) for compute_metrics"
     requires_words = (("Seq2SeqTrainingArguments",),)
     nothing_to_do = "no Seq2SeqTrainingArguments(...) without predict_with_generate=True"
@@ -59,26 +60,5 @@ class PredictWithGenerate(Recipe):
         ),
     )
 
-    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        failure = failure_of(self.rc)
-        if failure is None or logits_decoded(failure) is not True:
-            raise NotApplicable("the facts at the failure show no logits decoded in "
-                                "compute_metrics")
-        return super().transform_module_impl(tree)
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self.dicts = splatted_dicts(self, node)
-
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not (self.is_qualified(original_node.func, _SEQ2SEQ_ARGS)
-                or original_node in self.dicts):
-            return updated_node
-        if any(a.star == "**" for a in original_node.args):
-            return updated_node
-        arg = keyword(updated_node, "predict_with_generate")
-        if arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == "True":
-            self.reason = "predict_with_generate=True is set already"
-            return updated_node
-        self.changed(original_node, "predict_with_generate=True, so compute_metrics gets "
-                                    "generated token ids, not logits")
-        return set_keyword(updated_node, "predict_with_generate", cst.Name("True"))
+    def shows(self, failure: Failure) -> bool | None:
+        return logits_decoded(failure)
