@@ -75,3 +75,49 @@ def test_document_kind_by_suffix(tmp_path: object) -> None:
 
     assert document_for(Path("a.ipynb")).kind == "notebook"
     assert document_for(Path("a.py")).kind == "script"
+
+
+def _adamw_notebook() -> str:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("import torch\nmodel = torch.nn.Linear(2, 2)"),
+        nbformat.v4.new_code_cell("from transformers import AdamW\n\n"
+                                  "optimizer = AdamW(model.parameters(), lr=5e-5)"),
+        nbformat.v4.new_code_cell("print(optimizer)"),
+    ]
+    return nbformat.writes(nb) + "\n"
+
+
+def test_a_recipe_removing_a_cells_first_statement_keeps_the_cell() -> None:
+    """The cell's marker sits in the leading lines of its first statement (LibCST); a
+    recipe that removes that statement (drift-adamw drops ``from transformers import
+    AdamW``) must not merge the cell into the one before."""
+    from autofix.toolkit.apply import apply_recipe
+    from autofix.toolkit.discovery import recipes_for
+    from autofix.types import Applied, Diagnosis, RecipeContext
+
+    doc = NotebookDocument()
+    text = _adamw_notebook()
+    recipe = next(r for r in recipes_for("api-drift") if r.id == "drift-adamw")
+    rc = RecipeContext(diagnosis=Diagnosis(
+        category="api-drift", evidence="ImportError: cannot import name 'AdamW' from "
+                                       "'transformers'"), versions={"transformers": "5.24.0"})
+    outcome = apply_recipe(recipe, doc.program(text).source, rc)
+    assert isinstance(outcome, Applied)
+    assert "# %% autofix cell 1" in outcome.source
+    cells = [c.source for c in nbformat.reads(doc.content(text, outcome.source), 4).cells]
+    assert cells[1] == "optimizer = AdamW(model.parameters(), lr=5e-5)"
+    assert "from torch.optim import AdamW" in cells[0] and "transformers" not in "".join(cells)
+    assert cells[2] == "print(optimizer)"
+
+
+def test_a_program_that_lost_a_cell_marker_is_refused() -> None:
+    import pytest
+
+    from autofix.run.programs import CellsLost
+
+    doc = NotebookDocument()
+    text = _adamw_notebook()
+    merged = doc.program(text).source.replace("# %% autofix cell 1\n", "")
+    with pytest.raises(CellsLost, match="cell 1"):
+        doc.content(text, merged)

@@ -37,7 +37,7 @@ from autofix.loop.verdicts import (
 )
 from autofix.paths import relative_paths
 from autofix.run.child.contract import Env
-from autofix.run.programs import Program, document_for, local_modules
+from autofix.run.programs import CellsLost, Program, document_for, local_modules
 from autofix.run.runner import RunSpec, run_script, target_versions
 from autofix.settings import Settings
 from autofix.toolkit.apply import apply_recipe
@@ -617,8 +617,12 @@ class _Session:
             message = commit_message(recipe, outcome, cause_diag, number,
                                      self.relative(diag.file) or self.branch.rel, where, rank)
             before = self.branch.read(rel)
-            content = self.document.content(before, outcome.source) if script \
-                else outcome.source
+            try:
+                content = self.document.content(before, outcome.source) if script \
+                    else outcome.source
+            except CellsLost as exc:  # never commit a notebook with merged cells
+                first_reason = first_reason or str(exc)
+                continue
             sha = self.branch.commit_fix(content, message, rel)
             after = self.branch.read(rel)
             line = outcome.line or (diag.line if script else 0)

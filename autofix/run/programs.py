@@ -25,6 +25,11 @@ _FOREIGN_CELL_MAGICS = ("%%bash", "%%sh", "%%html", "%%javascript", "%%writefile
                         "%%markdown", "%%script", "%%perl", "%%ruby", "%%svg")
 
 
+class CellsLost(ValueError):
+    """A rewritten notebook program lost a cell's marker: it cannot be split back into the
+    notebook's cells (its code would merge into the cell before)."""
+
+
 @dataclass
 class Program:
     """Python source built from a document, with the map back to its cells.
@@ -86,6 +91,8 @@ class NotebookDocument(Document):
         return Program("\n".join(out) + "\n", lines, skipped)
 
     def content(self, old_content: str, new_program: str) -> str:
+        """The notebook with the cells whose code ``new_program`` changed rewritten; raises
+        :class:`CellsLost` when a cell's marker is missing from ``new_program``."""
         nb = nbformat.reads(old_content, as_version=nbformat.NO_CONVERT)  # type: ignore[no-untyped-call]
         cells: dict[int, list[str]] = {}
         current: list[str] | None = None
@@ -101,11 +108,17 @@ class NotebookDocument(Document):
                 preamble.append(line)  # e.g. an import a recipe put above the first cell
             else:
                 current.append(line)
+        lost = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and i not in cells]
+        if lost:
+            raise CellsLost(f"the edit removed the marker of cell{'s' if len(lost) > 1 else ''} "
+                            f"{', '.join(map(str, lost))}: it cannot be written back cell by cell")
         for index, new_lines in cells.items():
             if index == min(cells):
                 new_lines[:0] = [ln for ln in preamble if ln.strip()]
-            text = "\n".join(_restore(ln) for ln in new_lines)
             cell = nb.cells[index]
+            while new_lines and not new_lines[0].strip() and not cell.source.startswith("\n"):
+                new_lines.pop(0)  # the blank line after a removed first statement
+            text = "\n".join(_restore(ln) for ln in new_lines)
             if text != cell.source:
                 cell.source = text
                 cell.outputs = []

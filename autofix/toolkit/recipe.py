@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import libcst as cst
 from libcst.codemod import CodemodContext, SkipFile, VisitorBasedCodemodCommand
@@ -39,6 +39,14 @@ from autofix.types import (
 )
 
 cst_reflection.install()  # LibCST's method lookups once per class, not per recipe
+
+#: A cell delimiter of the percent format (``# %%``: Jupytext, VS Code, Spyder; autofix's
+#: own notebook program marks each cell ``# %% autofix cell N``). LibCST keeps the comment
+#: lines above a statement in that statement's ``leading_lines``, so removing a cell's
+#: first statement would delete its delimiter and merge the cell into the one before.
+CELL_DELIMITER = re.compile(r"#\s*%%")
+
+_Statement = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
 
 
 @dataclass(frozen=True)
@@ -200,12 +208,24 @@ class Recipe(VisitorBasedCodemodCommand):
         #: the class (every in-tree recipe): the matcher machinery would only cost time
         self._plain = not (self._extra_visit_funcs or self._extra_leave_funcs
                            or self._matchers)
+        #: the module and indented blocks being visited, innermost last (whose body a
+        #: statement belongs to), and the cell delimiters of a removed statement waiting
+        #: for the next statement of the same body (:meth:`_keep_delimiters`)
+        self._bodies: list[cst.CSTNode] = []
+        self._orphans: list[cst.EmptyLine] = []
+        self._orphans_of: cst.CSTNode | None = None
+        self._carried: dict[cst.CSTNode, list[cst.EmptyLine]] = {}
 
     # A recipe without matcher decorators visits as a plain ``CSTTransformer``: LibCST's
     # matcher layer checks every node for decorators it does not have (LibCST issue #880,
     # ">3x slower ... despite using no decorators"). Measured on 20 transformers modules,
     # every recipe as benchmarks/bench_recipe_corpus.py runs them: 33.5 s -> 20.5 s.
     def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, _Statement) and self._orphans \
+                and self._bodies and self._orphans_of is self._bodies[-1]:
+            self._carried[node], self._orphans = self._orphans, []  # the next statement
+        if isinstance(node, (cst.Module, cst.IndentedBlock)):
+            self._bodies.append(node)
         if self._plain:
             return cst.CSTTransformer.on_visit(self, node)
         return super().on_visit(node)
@@ -213,9 +233,44 @@ class Recipe(VisitorBasedCodemodCommand):
     def on_leave(self, original_node: cst.CSTNodeT, updated_node: cst.CSTNodeT
                  ) -> cst.CSTNodeT | cst.RemovalSentinel:
         if self._plain:
-            return cst.CSTTransformer.on_leave(  # type: ignore[return-value]
+            updated: cst.CSTNodeT | cst.RemovalSentinel = cst.CSTTransformer.on_leave(  # type: ignore[assignment]
                 self, original_node, updated_node)  # (LibCST's own narrower type)
-        return super().on_leave(original_node, updated_node)
+        else:
+            updated = super().on_leave(original_node, updated_node)
+        return self._keep_delimiters(original_node, updated)
+
+    def _keep_delimiters(self, original: cst.CSTNodeT,
+                         updated: cst.CSTNodeT | cst.RemovalSentinel
+                         ) -> cst.CSTNodeT | cst.RemovalSentinel:
+        """Cell delimiters (:data:`CELL_DELIMITER`) above a statement a recipe removes move
+        to the next statement of the same body (or the body's footer when it was the last):
+        a removed import never merges two cells. Other comments go with their statement."""
+        if isinstance(original, (cst.Module, cst.IndentedBlock)):
+            self._bodies.pop()
+            if self._orphans and self._orphans_of is original \
+                    and isinstance(updated, (cst.Module, cst.IndentedBlock)):
+                kept, self._orphans = self._orphans, []
+                return cast(cst.CSTNodeT, updated.with_changes(footer=[*kept, *updated.footer]))
+            return updated
+        if not isinstance(original, _Statement):
+            return updated
+        carried = self._carried.pop(original, [])
+        # LibCST drops a statement line whose small statements were all removed
+        removed = isinstance(updated, cst.RemovalSentinel) or (
+            isinstance(updated, cst.FlattenSentinel) and not updated.nodes) or (
+            isinstance(updated, cst.CSTNode) and updated._is_removable()
+            and not original._is_removable())
+        if removed:
+            delimiters = [line for line in original.leading_lines
+                          if line.comment is not None and CELL_DELIMITER.match(line.comment.value)]
+            if carried or delimiters:
+                self._orphans = [*carried, *delimiters]
+                self._orphans_of = self._bodies[-1] if self._bodies else None
+            return updated
+        if carried and isinstance(updated, _Statement):
+            return cast(cst.CSTNodeT, updated.with_changes(
+                leading_lines=[*carried, *updated.leading_lines]))
+        return updated
 
     def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
         if self._plain:
