@@ -12,7 +12,13 @@ from __future__ import annotations
 import libcst as cst
 
 from autofix.toolkit import Example, code
-from autofix.toolkit.scope import PlannedEdits, map_receiver, replace_with
+from autofix.toolkit.scope import (
+    PlannedEdits,
+    branches,
+    chain_base,
+    map_receiver,
+    replace_with,
+)
 
 #: Trainer's positional parameters: model, args, data_collator, train_dataset, eval_dataset.
 _POSITIONS = {3: "train_dataset", 4: "eval_dataset"}
@@ -117,6 +123,55 @@ class RawDatasetToTokenized(PlannedEdits):
                 "MyTrainer(model, args, train_dataset=train_enc, eval_dataset=eval_enc)\n"
             ),
         ),
+        Example(  # a conditional dataset, followed back to the assignment of the raw split
+            before=(
+                "from transformers import Trainer\n"
+                "def main(args):\n"
+                "    raw = load()\n"
+                "    encoded = raw.map(tok, batched=True)\n"
+                "    if args.do_train:\n"
+                "        train_ds = raw['train']\n"
+                "        if args.limit:\n"
+                "            train_ds = train_ds.select(range(args.limit))\n"
+                "    return Trainer(model, train_dataset=train_ds if args.do_train else None)\n"
+            ),
+            after=(
+                "from transformers import Trainer\n"
+                "def main(args):\n"
+                "    raw = load()\n"
+                "    encoded = raw.map(tok, batched=True)\n"
+                "    if args.do_train:\n"
+                "        train_ds = encoded['train']\n"
+                "        if args.limit:\n"
+                "            train_ds = train_ds.select(range(args.limit))\n"
+                "    return Trainer(model, train_dataset=train_ds if args.do_train else None)\n"
+            ),
+        ),
+        Example(  # a chain of maps (tokenize, then group into blocks): its end, through
+            # the variable that already holds that end's split under the same test
+            before=(
+                "from transformers import Trainer\n"
+                "def main(args):\n"
+                "    raw = load()\n"
+                "    tokens = raw.map(tokenize, batched=True)\n"
+                "    blocks = tokens.map(group, batched=True)\n"
+                "    if args.do_train:\n"
+                "        train_ds = blocks['train']\n"
+                "    return Trainer(model, train_dataset=raw['train'] if args.do_train else None,\n"
+                "                   eval_dataset=raw['validation'])\n"
+            ),
+            after=(
+                "from transformers import Trainer\n"
+                "def main(args):\n"
+                "    raw = load()\n"
+                "    tokens = raw.map(tokenize, batched=True)\n"
+                "    blocks = tokens.map(group, batched=True)\n"
+                "    if args.do_train:\n"
+                "        train_ds = blocks['train']\n"
+                "    return Trainer(model, train_dataset=train_ds if args.do_train else None,\n"
+                "                   eval_dataset=blocks['validation'])\n"
+            ),
+        ),
         Example(  # the tokenized split is not in scope where Trainer is built: declined
             before=(
                 "from transformers import Trainer\n"
@@ -135,20 +190,29 @@ class RawDatasetToTokenized(PlannedEdits):
             for i, arg in enumerate(call.args):
                 name = arg.keyword.value if arg.keyword is not None else _POSITIONS.get(i)
                 if name in _DATASET_ARGS and not arg.star:
-                    self._fix(name, arg.value, call, 0)
+                    for value, guards in branches(arg.value):
+                        self._fix(name, value, call, 0, guards)
 
-    def _fix(self, name: str, expr: cst.BaseExpression, at: cst.CSTNode, depth: int) -> None:
-        """Plan the swap of ``expr`` (a raw dataset reaching ``at``) for its tokenized
-        counterpart; a parameter is followed to the call sites that fill it."""
+    def _fix(self, name: str, expr: cst.BaseExpression, at: cst.CSTNode, depth: int,
+             guards: tuple[str, ...] = ()) -> None:
+        """Plan the swap of ``expr`` (a raw dataset reaching ``at``, under the tests
+        ``guards``) for its tokenized counterpart. A local variable with no counterpart is
+        followed back through its assignments (``ds = raw["train"]``, then
+        ``ds = ds.select(...)``) to the one that binds the raw split, which is swapped;
+        a parameter is followed to the call sites that fill it."""
         program = self.program
         base = expr.value if isinstance(expr, cst.Subscript) else expr
-        if any(map_receiver(v) is not None for v in program.values(base)):
+        if self._tokenized(base):
             self.reason = f"{code(expr)} is already tokenized (a .map(...) result)"
             return
-        new = self._counterpart(expr, base, at)
+        new = self._counterpart(expr, base, at, guards)
+        if isinstance(new, str):  # a counterpart, not bound where it is needed
+            self.reason = new
+            return
         if new is not None:
+            where = f"{name}={code(expr)}" if at is not expr else f"{code(expr)}"
             self.plan_edit(expr, replace_with(new),
-                           f"{name}={code(expr)} -> {code(new)} (line {program.line(expr)})")
+                           f"{where} -> {code(new)} (line {program.line(expr)})")
             return
         func = program.function_of(at)
         targets = program.resolve(base.value, at) if isinstance(base, cst.Name) else []
@@ -169,14 +233,86 @@ class RawDatasetToTokenized(PlannedEdits):
                 self.reason = (f"{name} comes from parameter {param.name.value} of "
                                f"{func.name.value}(), which the module never calls")
             return
+        if isinstance(expr, cst.Name) and param is None and depth < 3:
+            roots = [value for _, value in program.assigned_values(expr.value, at)
+                     if not self._carries(value, expr.value)]
+            if roots:  # ds = raw["train"] (and ds = ds.select(...)): swap where it is bound
+                for value in roots:
+                    self._fix(name, value, value, depth + 1)
+                return
         where = f"{func.name.value}()" if func is not None else "the module"
         self.reason = (f"no variable in scope in {where} holds {code(base)}.map(...) "
                        f"(the tokenized counterpart of {code(expr)})")
 
+    def _tokenized(self, base: cst.BaseExpression) -> bool:
+        """Some value of ``base`` is a ``.map(...)`` result (or a transform of one)."""
+        return any(map_receiver(v) is not None for v in self.program.values(base))
+
+    def _bound_name(self, name: str, at: cst.CSTNode) -> cst.Name | None:
+        """A ``Name`` node of the tree that reads the variable ``name`` bound at ``at`` (one
+        of its assignment targets), to compare values with."""
+        for target, _ in self.program.assigned_values(name, at):
+            if isinstance(target, cst.Name):
+                return target
+        return None
+
+    @staticmethod
+    def _carries(value: cst.BaseExpression, name: str) -> bool:
+        """``value`` is a transform of ``name`` itself (``ds.select(...)``, ``ds.shuffle()``)."""
+        origin = chain_base(value)
+        return isinstance(origin, cst.Name) and origin.value == name
+
     def _counterpart(self, expr: cst.BaseExpression, base: cst.BaseExpression,
-                     at: cst.CSTNode) -> cst.BaseExpression | None:
-        """A name in scope at ``at`` holding ``expr`` (or its base) mapped; ``None``: none."""
+                     at: cst.CSTNode, guards: tuple[str, ...] = ()
+                     ) -> cst.BaseExpression | str | None:
+        """The tokenized counterpart of ``expr`` at ``at``: the end of the chain of maps
+        that starts from it (``tok = raw.map(tokenize)``, then ``lm = tok.map(group)``:
+        ``raw["train"]`` -> ``lm["train"]``), or a variable already holding that end's split
+        (``train_dataset = lm["train"]``, bound wherever ``at`` runs under ``guards``);
+        ``None`` when ``expr`` is not mapped in scope; the reason when the counterpart is
+        not surely bound at ``at``."""
+        new = self._mapped(expr, base, at)
+        seen: set[str] = set()
+        while new is not None:
+            key = code(new)
+            if key in seen:
+                break
+            seen.add(key)
+            step = self._mapped(new, new.value if isinstance(new, cst.Subscript) else new, at)
+            if step is None:
+                break
+            new = step
+        if isinstance(new, cst.Subscript):
+            held = self._holder(new, at, guards)
+            if held is not None:
+                return held
+        head = new.value if isinstance(new, cst.Subscript) else new
+        if isinstance(head, cst.Name) and not self.program.bound_at(head.value, at, guards):
+            return (f"{head.value} holds the tokenized counterpart of {code(expr)} but is not "
+                    f"bound wherever line {self.program.line(at)} runs")
+        return new
+
+    def _holder(self, split: cst.Subscript, at: cst.CSTNode, guards: tuple[str, ...]
+                ) -> cst.Name | None:
+        """A variable bound at ``at`` whose value is ``split`` (``ds = lm["train"]``, maybe
+        then ``ds = ds.select(...)``), so the script's own selection is kept."""
         program = self.program
+        for name in program.visible_names(at):
+            values = program.assigned_values(name, at)
+            roots = [v for _, v in values if not self._carries(v, name)]
+            if len(roots) == 1 and isinstance(roots[0], cst.Subscript) \
+                    and code(roots[0]) == code(split) and program.bound_at(name, at, guards):
+                return cst.Name(name)
+        return None
+
+    def _mapped(self, expr: cst.BaseExpression, base: cst.BaseExpression,
+                at: cst.CSTNode) -> cst.BaseExpression | None:
+        """A name in scope at ``at`` holding ``expr`` (or its base) mapped; ``None``: none.
+        ``base`` may be a name made by an earlier step (not in the tree): it is then the
+        variable of that name bound at ``at``."""
+        program = self.program
+        if isinstance(base, cst.Name) and program.parent(base) is None:
+            base = self._bound_name(base.value, at) or base
         for name in program.visible_names(at):
             if isinstance(base, cst.Name) and name == base.value or not program.resolves(name, at):
                 continue
@@ -194,6 +330,12 @@ class RawDatasetToTokenized(PlannedEdits):
                     if program.same_value(receiver, base):
                         return expr.with_changes(value=cst.Name(name)) \
                             if isinstance(expr, cst.Subscript) else cst.Name(name)
+                    if isinstance(expr, cst.Subscript) and any(  # ds = raw["train"] ...
+                            isinstance(v, cst.Subscript)  # ... ds = ds.map(tokenize)
+                            and code(v.slice[0]) == code(expr.slice[0])
+                            and program.same_value(v.value, base)
+                            for v in program.values(receiver)):
+                        return cst.Name(name)
         return None
 
     def summary(self) -> str:

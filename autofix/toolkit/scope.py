@@ -346,6 +346,46 @@ class Program:
             return out
         return []
 
+    def assigned_values(self, name: str, at: cst.CSTNode
+                        ) -> list[tuple[cst.CSTNode, cst.BaseExpression]]:
+        """``(target, value)`` of every plain assignment ``name = value`` that binds the
+        ``name`` seen from ``at`` (tuple unpacking, parameters, imports left out)."""
+        out: list[tuple[cst.CSTNode, cst.BaseExpression]] = []
+        for target in self.resolve(name, at):
+            parent = self.parent(target)
+            assign = self.parent(parent) if isinstance(parent, cst.AssignTarget) else None
+            if isinstance(assign, cst.Assign):
+                out.append((target, assign.value))
+            elif isinstance(parent, cst.AnnAssign) and parent.value is not None:
+                out.append((target, parent.value))
+        return out
+
+    def bound_at(self, name: str, at: cst.CSTNode, guards: tuple[str, ...] = ()) -> bool:
+        """True when ``name`` is surely bound where ``at`` runs: it resolves there, and each
+        ``if`` around one of its assignments that does not also hold ``at`` either binds it
+        in both branches, or has a test among ``guards`` (the tests that hold at ``at``,
+        e.g. from ``x if <test> else None``: :func:`branches`). A rebinding from itself
+        (``ds = ds.select(...)``) needs it bound already and is not counted."""
+        if not self.resolves(name, at):
+            return False
+        around_at = set(self.ancestors(at))
+        targets = [t for t, value in self.assigned_values(name, at)  # not ds = ds.select()
+                   if not m.matches(chain_base(value) or cst.Name("_"), m.Name(name))]
+        for target in targets:
+            child: cst.CSTNode = target
+            for anc in self.ancestors(target):
+                if anc in around_at or isinstance(anc, (cst.FunctionDef, cst.Module)):
+                    break
+                if isinstance(anc, cst.If):
+                    in_body = child is anc.body
+                    other = anc.orelse if in_body else anc.body
+                    both = other is not None and any(
+                        t is not target and other in set(self.ancestors(t)) for t in targets)
+                    if not both and not (in_body and code(anc.test) in guards):
+                        return False
+                child = anc
+        return True
+
     def self_assignments(self, at: cst.CSTNode, attr: str) -> list[cst.BaseExpression]:
         """Values assigned to ``self.<attr>`` in the methods of the class holding ``at``."""
         cls = self.class_of(at)
@@ -457,9 +497,34 @@ class Program:
         return plan
 
 
-#: Dataset methods that return the dataset transformed (followed back to a ``.map``).
+#: Dataset methods that return the dataset transformed (followed back to a ``.map``);
+#: ``take``/``skip`` are an ``IterableDataset``'s ``select``.
 _CHAIN = {"remove_columns", "rename_column", "rename_columns", "with_format", "select",
-          "shuffle", "filter", "cast_column", "cast", "flatten", "sort", "with_transform"}
+          "shuffle", "filter", "cast_column", "cast", "flatten", "sort", "with_transform",
+          "take", "skip", "set_format"}
+
+
+def chain_base(value: cst.CSTNode) -> cst.BaseExpression | None:
+    """For ``X.select(...)``, ``X.shuffle().take(n)`` (dataset transforms of :data:`_CHAIN`,
+    no ``.map``) the dataset ``X`` they start from; ``None`` for anything else."""
+    found = False
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+            and value.func.attr.value in _CHAIN:
+        value, found = value.func.value, True
+    return value if found and isinstance(value, cst.BaseExpression) else None
+
+
+def branches(expr: cst.BaseExpression, guards: tuple[str, ...] = ()
+             ) -> Iterator[tuple[cst.BaseExpression, tuple[str, ...]]]:
+    """The values a conditional expression may take, each with the tests that hold when it
+    is taken (``a if c else None``: ``(a, ("c",))``; ``None`` branches left out; anything
+    else is one branch, itself)."""
+    if isinstance(expr, cst.IfExp):
+        test = code(expr.test)
+        yield from branches(expr.body, (*guards, test))
+        yield from branches(expr.orelse, (*guards, f"not {test}"))
+    elif not m.matches(expr, m.Name("None")):
+        yield expr, guards
 
 
 def map_receiver(value: cst.CSTNode) -> cst.BaseExpression | None:
