@@ -44,6 +44,31 @@ class PadDataLoader(AddPaddingCollator):
                 ")\n"
             ),
         ),
+        Example(  # the script's own collator, as its evaluation loader passes it
+            before=(
+                "from torch.utils.data import DataLoader\n"
+                "from transformers import AutoTokenizer, DataCollatorWithPadding\n"
+                "tokenizer = AutoTokenizer.from_pretrained(ckpt)\n"
+                "if args.pad_to_max_length:\n"
+                "    collator = default_data_collator\n"
+                "else:\n"
+                "    collator = DataCollatorWithPadding(tokenizer, pad_to_multiple_of=8)\n"
+                "train_loader = DataLoader(train_ds, shuffle=True, batch_size=8)\n"
+                "eval_loader = DataLoader(eval_ds, collate_fn=collator, batch_size=8)\n"
+            ),
+            after=(
+                "from torch.utils.data import DataLoader\n"
+                "from transformers import AutoTokenizer, DataCollatorWithPadding\n"
+                "tokenizer = AutoTokenizer.from_pretrained(ckpt)\n"
+                "if args.pad_to_max_length:\n"
+                "    collator = default_data_collator\n"
+                "else:\n"
+                "    collator = DataCollatorWithPadding(tokenizer, pad_to_multiple_of=8)\n"
+                "train_loader = DataLoader(train_ds, shuffle=True, batch_size=8, "
+                "collate_fn=collator)\n"
+                "eval_loader = DataLoader(eval_ds, collate_fn=collator, batch_size=8)\n"
+            ),
+        ),
         Example(  # already has a collate_fn
             before=(
                 "import torch\n"

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from autofix.toolkit import Example
+from autofix.toolkit import Example, keyword
+from autofix.toolkit.scope import string_value
 
 from ._collate import AddPaddingCollator
 
@@ -57,6 +58,11 @@ class PadToTfDataset(AddPaddingCollator):
     def is_batching_call(self, node: cst.Call) -> bool:
         func = node.func
         return isinstance(func, cst.Attribute) and func.attr.value == "to_tf_dataset"
+
+    def accepts(self, collator: cst.Call) -> bool:
+        """A collator of the script returning NumPy or TensorFlow arrays (not torch's)."""
+        value = keyword(collator, "return_tensors")
+        return value is not None and string_value(value.value) in ("np", "tf")
 
     def collator(self, tokenizer: str) -> str:
         return f'DataCollatorWithPadding({tokenizer}, return_tensors="tf")'

@@ -25,3 +25,9 @@ DATALOADER = r"torch\.utils\.data(\.dataloader)?\.DataLoader"
 TORCH_ADAM = r"torch\.optim(\.adamw?)?\.(Adam|AdamW)"
 #: A Keras ``Adam``-family optimizer class (Keras 3, tf.keras or tf_keras).
 KERAS_ADAM = r"(tf_keras|keras|tensorflow\.keras)(\.[\w.]*)?\.optimizers(\.[\w.]*)?\.Adam\w*"
+#: A transformers collator that pads its batches (``DataCollatorWithPadding`` and the
+#: task collators built on ``tokenizer.pad``).
+PADDING_COLLATOR = (r"transformers(\.[\w.]*)?\.DataCollator(WithPadding|ForTokenClassification|"
+                    r"ForSeq2Seq|ForLanguageModeling)")
+#: ``DataCollatorForTokenClassification`` (pads per-token labels with -100).
+TOKEN_COLLATOR = r"transformers(\.[\w.]*)?\.DataCollatorForTokenClassification"
