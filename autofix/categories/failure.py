@@ -271,3 +271,32 @@ def is_zero_one(value: Value | None) -> bool:
     distinct = (value or {}).get("distinct")
     return isinstance(distinct, list) and bool(distinct) and set(distinct) <= {0, 1} \
         and not (value or {}).get("ignored") and not (value or {}).get("negatives")
+
+
+def _scores(value: Value) -> tuple[int, ...] | None:
+    """The shape of a float tensor or array of per-class scores (logits): at least one
+    row of ``C >= 2`` values that are not all whole numbers; ``None`` for anything else."""
+    dims = shape(value)
+    if not dims or dims[-1] < 2 or not is_float(value) or value.get("integral") is True:
+        return None
+    return dims
+
+
+def logits_with_class_ids(failure: Failure) -> tuple[str, str] | None:
+    """Scores beside the class ids they should be compared with, in one described frame:
+    a float array or tensor of shape ``(..., C)`` (``C >= 2``, not whole numbers) and an
+    integer one of shape ``(...)`` (the scores' shape without its last dimension), as a
+    metric that is given logits instead of predicted classes sees them (sklearn's
+    ``y_pred``/``y_true``, ``compute_metrics``'s ``predictions``/``labels``). Returns the
+    two local names, or ``None``."""
+    for frame in failure.frame_facts():
+        scores = {name: dims for name, v in frame.values.items()
+                  if (dims := _scores(v)) is not None}
+        for name, v in frame.values.items():
+            ids = shape(v)
+            if ids is None or not is_integer(v) or not ids:
+                continue
+            for score_name, dims in scores.items():
+                if dims[:-1] == ids:
+                    return score_name, name
+    return None

@@ -5,6 +5,7 @@ the advice derived from the probe's facts."""
 
 from __future__ import annotations
 
+import re
 from types import MappingProxyType
 
 from autofix.categories.facts import (
@@ -13,6 +14,7 @@ from autofix.categories.facts import (
     label_range_text,
     seen_datasets,
 )
+from autofix.categories.failure import Failure, logits_with_class_ids
 from autofix.categories.model import Category, Place
 from autofix.paths import folder_name, missing_path
 from autofix.types import Diagnosis, ProbeReport
@@ -85,6 +87,26 @@ def _string_labels_advice(probe: ProbeReport) -> str:
         return ""
     return (f"column {strings[0].label_column!r} holds strings: encode it as class "
             f"ids first (dataset.class_encode_column({strings[0].label_column!r}))")
+
+
+#: Faces too common to mean logits on their own (numpy's TypeError for any array used as an
+#: index, sklearn's for any 2-D float target): metric-on-logits only when the facts show
+#: scores beside class ids (``label_list[p]`` with ``p`` a row of token logits in
+#: ``run_ner.py``'s ``compute_metrics``; a 2-class accuracy on logits).
+_LOGITS_ONLY_WITH_FACTS = (
+    r"mix of binary and continuous-multioutput targets",
+    r"only integer scalar arrays can be converted to a scalar index",
+)
+_NEEDS_LOGITS = re.compile("|".join(_LOGITS_ONLY_WITH_FACTS))
+
+
+def _logits_reach_the_metric(failure: Failure) -> bool | None:
+    """True when a described frame holds logits beside the class ids they are compared
+    with; for the faces of :data:`_LOGITS_ONLY_WITH_FACTS` nothing less will do (False)."""
+    if logits_with_class_ids(failure) is not None:
+        return True
+    faces = (f"{e.type}: {e.message}" for e in (failure.exc, *failure.exc.chain))
+    return False if any(_NEEDS_LOGITS.search(text) for text in faces) else None
 
 
 def _missing_file_where(diagnosis: Diagnosis, place: Place) -> Diagnosis:
@@ -266,7 +288,9 @@ COURSE: tuple[Category, ...] = (
             r"only (length-1|size-1|0-dimensional) arrays can be converted to Python scalars",
             r"mix of multiclass and continuous-multioutput targets",
             r"operands could not be broadcast together with shapes \(\d+,\d+\) \(\d+,\)",
+            *_LOGITS_ONLY_WITH_FACTS,
         ),  # no raised_in: hand-written loops call the metric themselves
+        check=_logits_reach_the_metric,
         examples=("v5.txt",),
     ),
     Category(
