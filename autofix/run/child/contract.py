@@ -46,6 +46,7 @@ class Event:
     SAMPLED = "sampled"
     PREFLIGHT_FAULT = "preflight_fault"
     EVAL_METRICS = "eval_metrics"
+    LOOP_ENDED = "loop_ended"
 
 
 #: Fields of a ``dataset`` event and of each entry of a ``trainer`` event's ``datasets``:
@@ -104,6 +105,8 @@ EVENTS: dict[str, tuple[str, ...]] = {
     # during training): the optimizer step it came at and {name: number}, the probe's own
     # early evaluation left out
     Event.EVAL_METRICS: ("step", "metrics"),
+    # the step budget ended a hand-written training loop; the script runs on (loops.py)
+    Event.LOOP_ENDED: ("step",),
 }
 
 

@@ -9,8 +9,10 @@ Each probe is applied right after its library module is imported (``PostImportHo
   (derived from Keras' running mean) and learning rate, the compiled loss and optimizer,
   and setting ``stop_training`` at the budget or on a symptom.
 * ``torch.optim.optimizer`` / ``torch._tensor``: for hand-written loops, the scalar given
-  to ``Tensor.backward`` and a global optimizer step post-hook record each step; training
-  stops by raising :class:`AutofixStop` out of ``optimizer.step()``.
+  to ``Tensor.backward`` and a global optimizer step post-hook record each step; at the
+  budget the training ``DataLoader`` loop ends (:mod:`loops`) and the script runs on to
+  its evaluation; a symptom, or a step after that, raises :class:`AutofixStop` out of
+  ``optimizer.step()``.
 * ``transformers.modeling_utils``: every model call with ``labels`` keeps a reference to
   its labels and logits, so a NaN step can be traced to the samples that caused it.
 * ``datasets.arrow_dataset``: ``to_tf_dataset`` reports the dataset it converts, and
@@ -28,7 +30,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from . import early, eval_metrics, events, preflight, sampling
+from . import early, eval_metrics, events, loops, preflight, sampling
 from .events import (
     AutofixStop,
     State,
@@ -254,11 +256,13 @@ def patch_tensor(module: types.ModuleType) -> None:
 
 def patch_optimizer(module: types.ModuleType) -> None:
     def after_step(optimizer: Any, args: Any, kwargs: Any) -> None:
-        if State.in_trainer or State.stop:
+        if State.in_trainer:
             return
+        if State.stop:  # a step after the budget ended the training loop (loops.py)
+            raise AutofixStop(State.stop)
         loss, State.pending_loss = State.pending_loss, None
         lr = _float(optimizer.param_groups[0].get("lr")) if optimizer.param_groups else None
-        if record_step(loss, lr):
+        if record_step(loss, lr) and not loops.end_training_loop():
             raise AutofixStop(State.stop)
 
     module.register_optimizer_step_post_hook(after_step)
@@ -433,6 +437,7 @@ HOOKS = (
     ("transformers.modeling_utils", preflight.patch_models),
     ("torch.optim.optimizer", preflight.patch_optimizers),
     ("torch.utils.data.dataloader", preflight.patch_loader),
+    ("torch.utils.data.dataloader", loops.patch_iterators),
 )
 
 
