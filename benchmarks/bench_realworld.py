@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import difflib
 import json
 import os
@@ -374,9 +375,72 @@ class Seed:
     edits: tuple[Edit, ...] = ()
     args: Callable[[list[str]], list[str]] | None = None  # a command-line seed
     min_steps: int = 0  # the fault only shows after this many steps (stall verdicts)
+    #: Harder data the seed trains on (:data:`HARDER`): the kit's cue-word sets are learned
+    #: even at lr 1e-3, so a learning-rate seed would show nothing on them.
+    data: str = ""
+    #: The script's own step limit for this seed (0: the case's), so that autofix's budget
+    #: and its extension, not the script, end the training (stall verdicts need 120 steps).
+    script_steps: int = 0
+    #: autofix --max-steps for this seed (None: the case's).
+    autofix_steps: int | None = None
     #: A fault that may not show on the kit's easy data (lr 1e-3 can still learn it): a
     #: clean session whose loss ends under half the chance level is "inert", not a miss.
     may_be_inert: bool = False
+
+
+#: Harder data for the learning-rate seeds, made from the project's own MNLI-shaped set
+#: (``sample_scripts/data/mnli_mini_*.jsonl``) as ``bench_stall_grid.py`` makes its
+#: ``nli4``: the three NLI classes plus a fourth, a hypothesis taken from an unrelated
+#: premise. MiniLM-L6 at lr 1e-3 stalls at ln 4 on it (``bench_stall_grid.py --subset
+#: detect``); at 5e-5 it learns. Written as the kit's CSV layout (sentence1, sentence2,
+#: label, idx) to ``data/nli4_{train,validation,test}.csv``.
+HARDER = "nli4"
+MNLI = ROOT / "sample_scripts" / "data"
+
+
+def harder_rows(split: str) -> list[dict[str, object]]:
+    """The rows of the :data:`HARDER` set's ``split`` (train, validation), deterministic."""
+    import random
+
+    source = MNLI / f"mnli_mini_{'train' if split == 'train' else 'validation'}.jsonl"
+    rows = [json.loads(line) for line in source.read_text().splitlines() if line.strip()]
+    rng = random.Random(8 if split == "train" else 9)
+    unrelated = []
+    for r in rng.sample(rows, len(rows) // 3):
+        other = rows[rng.randrange(len(rows))]
+        while other["premise"].split()[2:3] == r["premise"].split()[2:3]:
+            other = rows[rng.randrange(len(rows))]
+        unrelated.append({"premise": r["premise"], "hypothesis": other["hypothesis"], "label": 3})
+    out = rows + unrelated
+    rng.shuffle(out)
+    return out
+
+
+def write_harder(repo: Path) -> None:
+    """``data/nli4_*.csv`` in the case repo ``repo`` (the test split is the validation's)."""
+    import csv
+
+    for split, rows in (("train", harder_rows("train")), ("validation", harder_rows("val"))):
+        for name in ((split,) if split == "train" else ("validation", "test")):
+            with (repo / "data" / f"{HARDER}_{name}.csv").open("w", newline="") as fh:
+                out = csv.writer(fh)
+                out.writerow(["sentence1", "sentence2", "label", "idx"])
+                out.writerows([r["premise"], r["hypothesis"], r["label"], i]
+                              for i, r in enumerate(rows))
+
+
+def _harder_files(argv: list[str]) -> list[str]:
+    """The scripts' command line with the :data:`HARDER` files."""
+    out = list(argv)
+    for flag, split in (("--train_file", "train"), ("--validation_file", "validation")):
+        if flag in out:
+            out[out.index(flag) + 1] = f"data/{HARDER}_{split}.csv"
+    return out
+
+
+def _every(old: str, new: str, times: int) -> tuple[Edit, ...]:
+    """Edits replacing each of the ``times`` occurrences of ``old`` (in order)."""
+    return tuple(Edit(old, new, 0, times - i) for i in range(times))
 
 
 def _set_arg(flag: str, value: str) -> Callable[[list[str]], list[str]]:
@@ -492,31 +556,35 @@ SEEDS: tuple[Seed, ...] = (
           )),
     # --- a learning rate of 1e-3 on the pretrained MiniLM ---------------------------------
     Seed("no-trainer-lr", "run_glue_no_trainer", "lr-too-high",
-         "argparse --learning_rate default=5e-5 -> default=1e-3 (the command line sets none)",
+         "argparse --learning_rate default=5e-5 -> default=1e-3 (the command line sets none), "
+         "on the harder 4-class set",
          Kw("parser.add_argument", lambda k: lr_ok(k.get("default")),
             "default in 1e-5..1e-4", arg0="--learning_rate"),
          (Edit('"--learning_rate",\n        type=float,\n        default=5e-5,',
                '"--learning_rate",\n        type=float,\n        default=1e-3,'),),
-         min_steps=40, may_be_inert=True),
+         min_steps=60, may_be_inert=True, data=HARDER, script_steps=300),
     Seed("glue-lr-cli", "run_glue", "lr-too-high",
          "command line --learning_rate 1e-3 (TrainingArguments come from the command line: "
-         "the fix is the flag, not the source)",
+         "the fix is the flag, not the source), on the harder 4-class set",
          Reported("--learning_rate", "lr-too-high"), args=_set_arg("--learning_rate", "1e-3"),
-         min_steps=40, may_be_inert=True),
+         min_steps=60, may_be_inert=True, data=HARDER, script_steps=300),
     Seed("section3-lr", "section3", "lr-too-high",
          'cell 4: TrainingArguments("test-trainer") -> TrainingArguments("test-trainer", '
-         "learning_rate=1e-3)",
+         "learning_rate=1e-3), on the harder 4-class set (num_labels=4)",
          Kw("TrainingArguments", lambda k: "learning_rate" not in k or lr_ok(k["learning_rate"]),
             "learning_rate in 1e-5..1e-4", nth=0),
          (Edit('training_args = TrainingArguments("test-trainer")',
-               'training_args = TrainingArguments("test-trainer", learning_rate=1e-3)'),),
-         min_steps=30, may_be_inert=True),
+               'training_args = TrainingArguments("test-trainer", learning_rate=1e-3)'),
+          *_every("data/mrpc_", f"data/{HARDER}_", 3), *_every("num_labels=2", "num_labels=4", 2)),
+         min_steps=60, may_be_inert=True, data=HARDER, autofix_steps=60),
     Seed("section4-lr", "section4", "lr-too-high",
-         "cell 10: AdamW(model.parameters(), lr=5e-5) -> lr=1e-3",
+         "cell 10: AdamW(model.parameters(), lr=5e-5) -> lr=1e-3, on the harder 4-class set "
+         "(num_labels=4)",
          Kw("AdamW", lambda k: lr_ok(k.get("lr")), "lr in 1e-5..1e-4", nth=0),
          (Edit("optimizer = AdamW(model.parameters(), lr=5e-5)",
-               "optimizer = AdamW(model.parameters(), lr=1e-3)"),),
-         min_steps=30, may_be_inert=True),
+               "optimizer = AdamW(model.parameters(), lr=1e-3)"),
+          *_every("data/mrpc_", f"data/{HARDER}_", 3), *_every("num_labels=2", "num_labels=4", 3)),
+         min_steps=60, may_be_inert=True, data=HARDER, autofix_steps=60),
     # --- the metric on logits -------------------------------------------------------------
     Seed("glue-metric-logits", "run_glue", "metric-on-logits",
          "compute_metrics: `np.squeeze(preds) if is_regression else np.argmax(preds, axis=1)` "
@@ -594,6 +662,19 @@ def build(realworld: Path, work: Path) -> Path:
     return cases
 
 
+def published(realworld: Path, case: Case) -> str:
+    """The case's script as the kit publishes it (a notebook as the kit's ``edit_nb.py``
+    turns it into the runnable one: local CSVs and checkpoint)."""
+    source = realworld / "scripts" / case.script
+    if not case.script.endswith(".ipynb"):
+        return source.read_text(encoding="utf-8")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / case.script
+        subprocess.run([sys.executable, str(realworld / "kit" / "edit_nb.py"), str(source),
+                        str(out), case.folder], check=True, capture_output=True)
+        return out.read_text(encoding="utf-8")
+
+
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True,
                           env={**os.environ, **GIT_ENV}).stdout
@@ -625,13 +706,22 @@ def session(cases: Path, work: Path, case: Case, seed: Seed | None,
     argv = list(case.args)
     if seed is not None:
         text = path.read_text(encoding="utf-8")
+        if seed.data:
+            write_harder(repo)
+            git(repo, "add", "data")
+            argv = _harder_files(argv)
         if seed.edits:
             path.write_text(apply_edits(case.script, text, seed.edits), encoding="utf-8")
+        if seed.edits or seed.data:
             git(repo, "commit", "-qam", f"seed: {seed.name}")
         if seed.args is not None:
             argv = seed.args(argv)
+        if seed.script_steps and case.steps_flag and case.steps_flag in argv:
+            argv[argv.index(case.steps_flag) + 1] = str(seed.script_steps)
     if seed is not None and seed.min_steps and max_steps is not None:
         max_steps = max(max_steps, seed.min_steps)
+    if seed is not None and seed.autofix_steps is not None and max_steps is None:
+        case = dataclasses.replace(case, autofix_steps=seed.autofix_steps)
     argv, step_opts = steps_args(case, argv, max_steps)
     base = git(repo, "rev-parse", "HEAD").strip()
     seeded_text = path.read_text(encoding="utf-8")
@@ -797,8 +887,7 @@ def main(argv: list[str] | None = None) -> int:
         for s in SEEDS:
             script = CASES[s.case].script
             if s.edits:
-                text = (args.realworld / "scripts" / script).read_text(encoding="utf-8")
-                apply_edits(script, text, s.edits)
+                apply_edits(script, published(args.realworld, CASES[s.case]), s.edits)
             print(f"{s.name:28} {s.case:20} {s.fault:18} {s.description}")
         return 0
     if args.recheck and args.work is None:

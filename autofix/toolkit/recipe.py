@@ -66,6 +66,7 @@ class Example:
     line: int = 0  # the failing line in ``before`` (0: none)
     #: the exception with the facts of its frames (:mod:`autofix.toolkit.facts`)
     failure: ExceptionInfo | None = None
+    args: tuple[str, ...] = ()  # the script's command line
 
     def context(self, category: str) -> RecipeContext:
         """The :class:`RecipeContext` this example runs the recipe with."""
@@ -76,6 +77,7 @@ class Example:
             trainers=self.trainers,
             datasets=self.datasets,
             keras=self.keras,
+            args=self.args,
         )
 
 
