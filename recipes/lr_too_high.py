@@ -27,9 +27,9 @@ from libcst.codemod.visitors import AddImportsVisitor
 
 from autofix.categories import LR_TOO_HIGH
 from autofix.toolkit import Example, code, keyword, patterns
+from autofix.toolkit.patterns import KERAS_ADAM, TORCH_ADAM, TRAINING_ARGS
 from autofix.toolkit.scope import PlannedEdits, append_kw, replace_with
 from autofix.toolkit.sources import CommandLine, literal_source, option_on_command_line
-from autofix.toolkit.patterns import KERAS_ADAM, TORCH_ADAM, TRAINING_ARGS
 from autofix.types import KerasFacts
 
 TOO_HIGH = LR_TOO_HIGH
