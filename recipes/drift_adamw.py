@@ -31,7 +31,7 @@ class AdamWFromTorch(Recipe):
         ),
         Example(
             before="from transformers import AdamW\noptimizer = AdamW(params, lr=5e-5)\n",
-            after="from torch.optim import AdamW\n\noptimizer = AdamW(params, lr=5e-5)\n",
+            after="from torch.optim import AdamW\noptimizer = AdamW(params, lr=5e-5)\n",
             evidence="ImportError: cannot import name 'AdamW' from 'transformers'",
         ),
         Example(  # already PyTorch's
@@ -53,6 +53,9 @@ class AdamWFromTorch(Recipe):
         if dropped is None:
             return updated_node
         self.changed(original_node, "from transformers import AdamW -> from torch.optim")
+        if isinstance(dropped, cst.RemovalSentinel):  # the only name: the import is replaced
+            return updated_node.with_changes(  # where it is (a notebook keeps it in its cell)
+                module=cst.Attribute(value=cst.Name("torch"), attr=cst.Name("optim")))
         AddImportsVisitor.add_needed_import(self.context, "torch.optim", "AdamW")
         return dropped
 
