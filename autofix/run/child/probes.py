@@ -30,7 +30,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from . import early, eval_metrics, events, loops, preflight, sampling
+from . import early, eval_metrics, events, loops, preflight, sampling, saved
 from .events import (
     AutofixStop,
     State,
@@ -438,6 +438,7 @@ HOOKS = (
     ("torch.optim.optimizer", preflight.patch_optimizers),
     ("torch.utils.data.dataloader", preflight.patch_loader),
     ("torch.utils.data.dataloader", loops.patch_iterators),
+    ("transformers.tokenization_utils_base", saved.patch_tokenizers),
 )
 
 
