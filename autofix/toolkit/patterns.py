@@ -31,3 +31,5 @@ PADDING_COLLATOR = (r"transformers(\.[\w.]*)?\.DataCollator(WithPadding|ForToken
                     r"ForSeq2Seq|ForLanguageModeling)")
 #: ``DataCollatorForTokenClassification`` (pads per-token labels with -100).
 TOKEN_COLLATOR = r"transformers(\.[\w.]*)?\.DataCollatorForTokenClassification"
+#: A Hugging Face TensorFlow model, built from a config or with ``from_pretrained``.
+TF_MODEL_ANY = r"transformers(\.[\w.]*)?\.TF\w+(\.from_pretrained)?"

@@ -130,6 +130,7 @@ CHECKPOINTS: tuple[Category, ...] = (
         title="a TensorFlow model loaded from a checkpoint that holds only PyTorch weights",
         patterns=(r"'builtins\.safe_open' object is not iterable",),
         frame_patterns=(r"modeling_tf_pytorch_utils\.py:\w+: ",),
+        examples=("v4-tf.txt",),
         hint="the checkpoint ships model.safetensors (PyTorch) and no tf_model.h5: load it "
              "with from_pretrained(..., from_pt=True)",
     ),
