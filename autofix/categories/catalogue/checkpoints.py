@@ -114,6 +114,7 @@ CHECKPOINTS: tuple[Category, ...] = (
         id="keras-unconverted-inputs",
         title="Keras fit given the tokenizer's Python lists (no padding, no arrays)",
         patterns=(r"Failed to find data adapter that can handle input: .*<class 'list'>",),
+        examples=("v4-tf.txt",),
         hint="Keras needs arrays: tokenize with padding=True, return_tensors=\"np\" and pass "
              "the labels as an array (np.array(labels) or series.to_numpy())",
     ),
