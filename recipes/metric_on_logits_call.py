@@ -20,6 +20,7 @@ such an assignment, the predictions argument of the failing call (named
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import libcst as cst
 import libcst.matchers as m
@@ -87,7 +88,7 @@ class ArgmaxAtMetricCall(PlannedEdits):
                                 "    predictions = logits.argmax(dim=-1)\n"),
             line=8,
         ),
-        Example(  # the failing line passes no predictions
+        Example(  # the failing line passes no predictions, no metric is accumulated
             before=_BEFORE + "print(len(references))\n",
             line=4,
         ),
@@ -98,21 +99,32 @@ class ArgmaxAtMetricCall(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
-        line = self.rc.diagnosis.line
         program = self.program
-        calls = [c for c in program.calls if self._spans(c, line)]
-        if not line or not calls:
-            return
-        call = min(calls, key=lambda c: len(code(c)))  # the innermost call on the line
-        for given in self._predictions(call):
-            if self._at_source(given):
-                return
-        arg = self._argument(call)
+        line = self._line_here()
+        calls = sorted((c for c in program.calls if line and self._spans(c, line)),
+                       key=lambda c: len(code(c)))  # the innermost call on the line first
+        # the failure raised elsewhere (in the metric's own module, or inside a method):
+        # the metrics this file accumulates and computes
+        computed = [c for c in program.calls if isinstance(c.func, cst.Attribute)
+                    and c.func.attr.value == "compute" and c not in calls]
+        for call in (*calls, *computed):
+            for given in self._predictions(call):
+                if self._at_source(given):
+                    return
+        arg = self._argument(calls[0]) if calls else None
         if arg is not None:
             AddImportsVisitor.add_needed_import(self.context, "numpy", asname="np")
             new = cst.parse_expression(f"np.argmax({code(arg)}, axis=-1)")
             self.plan_edit(arg, replace_with(new), f"np.argmax({code(arg)}, axis=-1) at line "
                                                    f"{line}")
+
+    def _line_here(self) -> int:
+        """The failing line when it is in this file (0 when the failure was raised in
+        another of the user's files, such as the module defining the metric)."""
+        diag = self.rc.diagnosis
+        if diag.file and Path(diag.file).name != self.rc.script.name:
+            return 0
+        return diag.line
 
     def _spans(self, call: cst.Call, line: int) -> bool:
         from libcst.metadata import PositionProvider
