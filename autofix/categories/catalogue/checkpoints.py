@@ -123,6 +123,7 @@ CHECKPOINTS: tuple[Category, ...] = (
         title="a Hugging Face TF model (a subclassed Keras model) saved as HDF5",
         patterns=(r"Saving the model to HDF5 format requires the model to be a Functional "
                   r"model or a Sequential model",),
+        examples=("v4-tf.txt",),
         hint="save it the Hugging Face way, model.save_pretrained(folder) (reload with "
              "from_pretrained), or only its weights with model.save_weights(path)",
     ),
