@@ -164,6 +164,7 @@ READERS: dict[str, Callable[[ProbeReport, dict[str, Any]], None]] = {
     Event.NUM_CLASSES: _num_classes,
     Event.BUDGET_REACHED: lambda r, e: setattr(r, "budget_reached", True),
     Event.EARLY_EVAL: lambda r, e: None,  # progress only
+    Event.LOOP_ENDED: lambda r, e: None,  # progress only: the budget ended a hand loop
     Event.PROBE_ERROR: _probe_error,
     Event.EXIT: _exit,
     Event.PREFLIGHT: lambda r, e: r.preflight.append(
