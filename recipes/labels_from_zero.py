@@ -12,11 +12,11 @@ A bigger head would keep a class that never occurs.
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
-from autofix.toolkit import Example, NotApplicable, Recipe, find, insert, keyword
-from autofix.toolkit.patterns import DATALOADER, TRAINER
+from autofix.toolkit import Example, NotApplicable, Recipe, insert
 from autofix.types import DatasetFacts, TrainerFacts
+
+from ._trained_dataset import trained_dataset
 
 
 def _facts(low: float, high: float, num_labels: int = 3) -> tuple[TrainerFacts, ...]:
@@ -64,18 +64,10 @@ class LabelsFromZero(Recipe):
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         column = self._column()
-        for call in find(tree, m.Call()):
-            assert isinstance(call, cst.Call)
-            if self.is_qualified(call.func, TRAINER):
-                arg = keyword(call, "train_dataset")
-            elif self.is_qualified(call.func, DATALOADER):
-                arg = call.args[0] if call.args else None
-            else:
-                continue
-            base = arg.value if arg is not None else None
-            if isinstance(base, cst.Name):
-                return self._insert(tree, base, column)
-        raise NotApplicable("no Trainer(train_dataset=<name>) or DataLoader(<name>) found")
+        use = trained_dataset(self, tree)
+        if use is None:
+            raise NotApplicable("no Trainer(train_dataset=<name>) or DataLoader(<name>) found")
+        return self._insert(tree, use, column)
 
     def _column(self) -> str:
         for trainer in self.rc.trainers:

@@ -12,9 +12,10 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit import Example, NotApplicable, Recipe, find, insert, keyword
-from autofix.toolkit.patterns import DATALOADER, TRAINER
+from autofix.toolkit import Example, NotApplicable, Recipe, insert
 from autofix.types import DatasetFacts, TrainerFacts
+
+from ._trained_dataset import trained_dataset
 
 
 def _facts(kind: str) -> tuple[TrainerFacts, ...]:
@@ -95,20 +96,10 @@ class ClassEncodeLabels(Recipe):
         column = next((d.label_column for d in seen if d.label_kind == "str"), "")
         if not column:
             raise NotApplicable("the probe saw no string label column")
-        for call in find(tree, m.Call()):
-            assert isinstance(call, cst.Call)
-            if self.is_qualified(call.func, TRAINER):
-                arg = keyword(call, "train_dataset")
-            elif self.is_qualified(call.func, DATALOADER):
-                arg = call.args[0] if call.args else None
-            else:
-                continue
-            base = arg.value if arg is not None else None
-            while isinstance(base, cst.Subscript):
-                base = base.value
-            if isinstance(base, cst.Name):
-                return self._insert(tree, base, column)
-        raise NotApplicable("no Trainer(train_dataset=...) or DataLoader(<dataset>) found")
+        use = trained_dataset(self, tree)
+        if use is None:
+            raise NotApplicable("no Trainer(train_dataset=...) or DataLoader(<dataset>) found")
+        return self._insert(tree, use, column)
 
     def _insert(self, tree: cst.Module, use: cst.Name, column: str) -> cst.Module:
         """``name = name.class_encode_column(column)`` after the last assignment of the
