@@ -463,7 +463,8 @@ LABELS: tuple[Category, ...] = (
         id="class-ids-as-floats",
         check=_class_ids_as_floats,
         needs_facts=True,
-        no_recipe="no recipe casts the label column yet",
+        no_recipe="where the class ids became floats (a CSV read, a map, a pandas column) is "
+                  "the data's: autofix names the column and the int64 cast",
         title="class ids stored as floats on a classification head",
         patterns=(r"expected target dtype to be Long or Byte, but got Float",
                   r"expected scalar type Long but found Float", ONE_PER_ROW_ON_BCE),
