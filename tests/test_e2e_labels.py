@@ -1,0 +1,40 @@
+"""Labels against the head on the real stack: an ``accelerate`` loop over a torch
+``Dataset`` subclass whose head is sized by a module constant ``NUM_CLASSES = 2`` for 4
+classes (corpus d66). No dataset facts reach the probe (a hand-read data frame); the class
+count comes from the facts at the failure (the loss's target and the frame's integer
+column), and the value is set where it is defined: the constant, not a literal at the
+call. One session for the module (a tiny BertConfig model, --max-steps 3)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import git
+import pytest
+
+from .conftest import SAMPLES, make_repo, run_autofix, trailers
+
+SCRIPT = "d66_v_accelerate_num_classes_too_small.py"
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory
+            ) -> tuple[git.Repo, subprocess.CompletedProcess[str]]:
+    repo = make_repo(tmp_path_factory.mktemp("labels") / "d66",
+                     {SCRIPT: SAMPLES / "corpus" / SCRIPT, "data": SAMPLES / "data"})
+    out = run_autofix([SCRIPT, "--branch", "fixes", "--max-steps", "3", "--timeout", "300"],
+                      cwd=Path(str(repo.working_tree_dir)))
+    return repo, out
+
+
+def test_the_constant_is_set_to_the_class_count_where_it_is_defined(
+        session: tuple[git.Repo, subprocess.CompletedProcess[str]]) -> None:
+    repo, out = session
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert trailers(repo, "fixes", "main") == ["label-out-of-range"]
+    fixed = repo.git.show(f"fixes:{SCRIPT}")
+    assert "\nNUM_CLASSES = 4\n" in fixed
+    assert "num_labels=NUM_CLASSES))" in fixed and "num_labels=4" not in fixed
