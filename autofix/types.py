@@ -271,6 +271,10 @@ class Diagnosis:
     #: The exception diagnosed, with the facts of its frames (``ExceptionInfo.facts``), for
     #: the recipes that fix the value the facts name (``None``: a symptom, a timeout).
     failure: ExceptionInfo | None = field(default=None, compare=False, repr=False)
+    #: The whole message of the exception the category matched (all its lines, at most
+    #: 4000 characters; ``evidence`` quotes one line): the advice a library's message gives
+    #: often follows its first sentence. "" for symptoms and timeouts.
+    message: str = ""
 
     def same_fault(self, other: Diagnosis) -> bool:
         """True when ``other`` is this fault again at the same place: the same category

@@ -4,7 +4,8 @@ A :class:`Category` is data plus a few optional callables (its behaviour), so th
 everything autofix knows about one fault lives in one place: the messages and sites it
 shows with (``patterns``, ``types``, ``raised_in``, ``frame_patterns``,
 ``frame_guards``), the category the run's facts point to instead (``refine``), the advice
-it derives from the probe's facts (``advice``), how its evidence is worded for a person
+it derives from the probe's facts (``advice``) or from the facts at the failure, the
+library's message included (``advise``), how its evidence is worded for a person
 (``explain``), a rerun it needs before it is trusted (``rerun_env``), the root causes
 behind a symptom (``root_causes``), a trial fix it proposes for a healthy run that is
 not clearly learning (``trial``), and why autofix makes no edit for it (``no_recipe``).
@@ -99,6 +100,11 @@ class Category:
     #: One sentence or two naming the concrete change, from the probe's facts ("": the
     #: facts say no more than ``hint``).
     advice: Callable[[ProbeReport], str] | None = None
+    #: The same, from the facts at the failure (:class:`~autofix.categories.failure.Failure`:
+    #: the exception's message, its frames and the objects in them, the probe report): the
+    #: change a library's own message names ("" : nothing more than ``hint``). Tried
+    #: before ``advice``.
+    advise: Callable[[Failure], str] | None = None
     #: The diagnosis worded for a person, given where the run happened (a missing file
     #: named with the folder it was looked up from).
     explain: Callable[[Diagnosis, Place], Diagnosis] | None = None

@@ -48,9 +48,8 @@ def classify(exc: ExceptionInfo, probe: ProbeReport | None = None) -> Category:
     plugins()  # a plugin's categories join the registry when it loads
     chain = (exc, *exc.chain)
     categories = all_categories()
-    site = raised_site(exc)
-    frames = tuple(key for candidate in chain for key in frame_keys(all_frames(candidate)))
-    failure = Failure(exc, site, frames, probe or ProbeReport())
+    failure = failure_of(exc, probe)
+    site, frames = failure.site, failure.frames
 
     def matches(category: Category, candidate: ExceptionInfo) -> bool:
         return category.matches(candidate.short_type, candidate.message, site, frames) \
@@ -62,6 +61,14 @@ def classify(exc: ExceptionInfo, probe: ProbeReport | None = None) -> Category:
         if found.id in category.overrides and any(matches(category, c) for c in chain):
             return category
     return found
+
+
+def failure_of(exc: ExceptionInfo, probe: ProbeReport | None = None) -> Failure:
+    """``exc`` as the categories see it: where it was raised, the frames of its whole chain
+    and the run's ``probe`` report (:class:`~autofix.categories.failure.Failure`)."""
+    frames = tuple(key for candidate in (exc, *exc.chain)
+                   for key in frame_keys(all_frames(candidate)))
+    return Failure(exc, raised_site(exc), frames, probe or ProbeReport())
 
 
 def in_repository(file: str, script: Path, root: str = "") -> bool:
@@ -172,8 +179,11 @@ def diagnose(run: RunResult, script: Path, root: str = "") -> Diagnosis:
         hint=hint,
         error_type=exc.short_type,
         failure=exc,
+        message=exc.message[:4000],
     )
-    advice = category.advice(run.probe) if category.advice else ""  # what the facts say
+    advice = category.advise(failure_of(exc, run.probe)) if category.advise else ""
+    if not advice and category.advice:
+        advice = category.advice(run.probe)  # what the facts say
     return dataclasses.replace(diagnosis, hint=advice) if advice else diagnosis
 
 

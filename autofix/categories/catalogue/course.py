@@ -199,26 +199,6 @@ COURSE: tuple[Category, ...] = (
         hint="drop return_tensors in the map function; a collator pads the batches later",
     ),
     Category(
-        id="training-args-conflict",
-        title="training arguments that contradict each other or name what evaluation lacks",
-        patterns=(
-            r"--load_best_model_at_end requires the save and eval strategy to match",
-            r"--load_best_model_at_end requires the saving steps to be a (round )?multiple",
-            r"The `metric_for_best_model` training argument is set to",
-            # other contradictions TrainingArguments.__post_init__ names (transformers 5.24);
-            # no recipe yet: classified, with the library's message as the advice
-            r"lr_scheduler_type \w+ requires an eval strategy",
-            r"evaluation strategy \S+ requires either non-zero --eval_steps or --logging_steps",
-            r"Your setup doesn't support bf16/gpu\. You need to assign use_cpu",
-            r"At most one of fp16 and bf16 can be True",
-            r"--dataloader_prefetch_factor can only be set when data is loaded in a different",
-        ),
-        raised_in=("training-arguments", "trainer"),
-        examples=("v5-strategies.txt", "v4-strategies.txt", "v5-best-metric.txt",
-                  "v5-plateau.txt", "v5-eval-steps.txt", "v5-bf16-cpu.txt"),
-        hint="the library's message names the argument to change",
-    ),
-    Category(
         id="added-tokens-not-resized",
         title="tokens added to the tokenizer, the model's embeddings not resized",
         patterns=(r"index out of range in self",),
