@@ -16,20 +16,26 @@ any non-literal operand become ``{}``; concatenated literals are joined; a messa
 a local variable (``msg = ...; raise ValueError(msg)``) is followed to its assignments
 (``=`` and ``+=``) in the same function.
 
-A template is *advice-bearing* when it names a change to make (:data:`ADVICE_PATTERNS`).
-It is *handled* when a real example of it was triggered and saved
-(``<examples>/<slug>.txt`` whose first line is the site id ``pkg/path.py:LINE``) and
-``parse_advice`` parses that real message into at least one typed ``Advice``.
+A template is *advice-bearing* when it names a change to make (:data:`ADVICE_PATTERNS`)
+and not only an environment change (an install, an upgrade: :data:`ENV_RX`). An
+advice-bearing *raise* (a failure autofix sees) is *handled* when a real example of it is
+saved in ``autofix/categories/examples/<category>/`` (``benchmarks/trigger_advice.py``
+writes them; ``tests/test_diagnosis.py`` classifies every one) and autofix, on that real
+traceback, gives a category and either a recipe that makes the named change (a recipe of
+the category whose ``handles`` accepts the parsed advice) or the change as advice (the
+category's ``advise`` names it from the parsed message). Warnings are counted apart: a run
+that only warns does not fail, so no category sees them.
+
+Some sites can only be reached with hardware or packages a CPU machine without DeepSpeed,
+FSDP, Megatron, TPUs or vLLM does not have (:data:`NEEDS_RX`); the figure is printed over
+every advice-bearing raise and over those reachable here.
 
 Usage::
 
     .venv/bin/python benchmarks/inventory_advice.py            # totals per library and file
-    .venv/bin/python benchmarks/inventory_advice.py --list     # every advice-bearing site
-    .venv/bin/python benchmarks/inventory_advice.py --json out.json
+    .venv/bin/python benchmarks/inventory_advice.py --list     # every advice-bearing raise
     .venv/bin/python benchmarks/inventory_advice.py --list --unhandled
-
-``--advice-dir`` is the folder with ``advice_parse.py`` and ``examples/`` (default
-``/work/notes/advice``).
+    .venv/bin/python benchmarks/inventory_advice.py --json out.json
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent
 PLACEHOLDER = "{}"
 _HOLE = "\x00"  # placeholder while rendering, so that literal braces survive
 OPT_START, OPT_END = "\x04", "\x05"  # around a part appended with ``+=`` (often conditional)
@@ -197,6 +204,18 @@ class Site:
         return len(re.sub(r"\s+", "", required.replace(PLACEHOLDER, "")))
 
 
+#: Requirements no CPU run with the installed packages meets (the site needs DeepSpeed, FSDP,
+#: Megatron, a TPU, HPU or XLA device, TransformerEngine, MS-AMP, torchao, vLLM, several
+#: processes for a parallelism plan, a vision model, or a GPU feature).
+NEEDS_RX = re.compile(
+    r"deepspeed|\bzero-?[123]\b|\bfsdp|megatron|\btpu\b|\bxla\b|\bhpu\b|transformer_?engine"
+    r"|\bte\b|ms-amp|torchao|\bvllm\b|context parallel|\bcp_size\b|\bsp_size\b|tensor parallel"
+    r"|tp_plan|\bdtensor|\bfp8\b|\bvision\b|image|pixel_values|multimodal|8-bit|4-bit"
+    r"|quantiz|\bsweeps?\b|hotswap|device_map|mamba|torch\.compile|distributedconfig"
+    r"|sharded at load|parallelism_config|\bddp\b|environment_factory|\benvironments?\b",
+    re.IGNORECASE)
+
+
 @dataclass
 class SiteReport:
     """A site with its classification."""
@@ -206,12 +225,21 @@ class SiteReport:
     env: bool = False  # advice about the environment only
     vague: bool = False  # an advice pattern, but in sentences that name nothing
     parsed_template: bool = False
-    example: str | None = None  # example file name
-    parsed_example: bool = False
+    example: str | None = None  # the saved example (path relative to the examples folder)
+    category: str = ""  # what autofix classifies the example as
+    fix: str = ""  # the recipe that makes the named change ("" : none)
+    advised: str = ""  # the advice autofix gives ("" : none)
+
+    @property
+    def needs(self) -> bool:
+        """Only reachable with hardware or packages this machine lacks (:data:`NEEDS_RX`)."""
+        return bool(NEEDS_RX.search(self.site.text))
 
     @property
     def handled(self) -> bool:
-        return self.example is not None and self.parsed_example
+        """A real example that autofix classifies and answers with the change (fix or advice)."""
+        return self.example is not None and self.category not in ("", "unknown") \
+            and bool(self.fix or self.advised)
 
 
 # --------------------------------------------------------------------------- rendering
@@ -560,54 +588,79 @@ class Matcher:
 # --------------------------------------------------------------------------- reporting
 
 
-def load_parser(advice_dir: Path) -> Callable[[str], tuple[object, ...]] | None:
-    """``parse_advice`` from ``advice_dir/advice_parse.py`` (None when absent)."""
-    path = advice_dir / "advice_parse.py"
-    if not path.exists():
-        return None
-    spec = importlib.util.spec_from_file_location("advice_parse", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["advice_parse"] = module
-    spec.loader.exec_module(module)
-    return module.parse_advice  # type: ignore[no-any-return]
+def is_advice_bearing(template: str) -> bool:
+    """The template names a change to make, not only an environment change."""
+    kinds = advice_kinds(template)
+    return bool(kinds) and not is_env_only(template, kinds)
 
 
-def load_examples(examples_dir: Path) -> dict[str, tuple[str, str]]:
-    """Site id -> (file name, message text) for each saved example."""
-    out: dict[str, tuple[str, str]] = {}
-    if not examples_dir.is_dir():
-        return out
-    for path in sorted(examples_dir.glob("*.txt")):
-        head, _, rest = path.read_text(encoding="utf-8").partition("\n")
-        site_id = head.split()[0] if head.split() else ""
-        message = rest.split("\n--- traceback ---", 1)[0].strip("\n")
-        out.setdefault(site_id, (path.name, message))
-    return out
+def _example_site(text: str, sites: dict[tuple[str, int], Site], matcher: Matcher
+                  ) -> tuple[Site | None, object]:
+    """The site a saved example comes from (its header, else its innermost library frame
+    with a site at that line, else its message's template) and the parsed exception."""
+    sys.path.insert(0, str(ROOT))
+    from autofix.categories.tracebacks import parse_traceback
+
+    exc = parse_traceback(text)
+    header = re.match(r"# trigger_advice: site (\S+)", text)
+    by_id = {s.id: s for s in sites.values()}
+    if header and header.group(1) in by_id:
+        return by_id[header.group(1)], exc
+    if exc is None:
+        return None, exc
+    for candidate in (exc, *exc.chain):
+        for frame in reversed(candidate.frames):
+            found = re.search(r"(?:site|dist)-packages/(.+)$", frame.file.replace("\\", "/"))
+            if found and (found.group(1), frame.line) in sites:
+                return sites[(found.group(1), frame.line)], exc
+    return matcher.match(exc.message), exc
 
 
-def build_report(advice_dir: Path) -> list[SiteReport]:
-    """Sites of the installed libraries, classified, parsed and matched with examples."""
-    parse = load_parser(advice_dir)
-    examples = load_examples(advice_dir / "examples")
+def build_report() -> list[SiteReport]:
+    """Sites of the installed libraries, classified, with their saved real examples and
+    what autofix makes of each example (category, recipe, advice)."""
+    sys.path.insert(0, str(ROOT))
+    from autofix.categories import EXAMPLES_DIR, get_category
+    from autofix.categories.advice import parse_advice
+    from autofix.categories.catalogue.advice import library_advice, message_of
+    from autofix.loop.diagnosis import classify, failure_of
+    from autofix.toolkit.discovery import recipes_for
+
+    all_sites = collect_sites()
     reports: list[SiteReport] = []
-    for site in collect_sites():
+    by_line = {(s.path, s.line): s for s in all_sites}
+    matcher = Matcher(all_sites)
+    for site in all_sites:
         kinds = advice_kinds(site.template)
-        rep = SiteReport(
-            site, kinds, env=is_env_only(site.template, kinds), vague=is_vague(site.template)
-        )
+        rep = SiteReport(site, kinds, env=is_env_only(site.template, kinds),
+                         vague=is_vague(site.template))
         if kinds and not rep.env:
-            if parse is not None:
-                rep.parsed_template = bool(parse(site.template))
-            if site.id in examples:
-                rep.example, message = examples[site.id]
-                rep.parsed_example = bool(parse(message)) if parse is not None else False
+            rep.parsed_template = bool(parse_advice(site.template))
         reports.append(rep)
+    by_id = {r.site.id: r for r in reports}
+    for path in sorted(EXAMPLES_DIR.rglob("*.txt")):
+        site, exc = _example_site(path.read_text(encoding="utf-8"), by_line, matcher)
+        rep = by_id.get(site.id) if site is not None else None
+        if rep is None or exc is None or rep.example is not None and rep.handled:
+            continue
+        category = classify(exc)  # type: ignore[arg-type]
+        found = library_advice(exc)  # type: ignore[arg-type]
+        rep.example = path.relative_to(EXAMPLES_DIR).as_posix()
+        rep.category = category.id
+        rep.advised = category.advise(failure_of(exc)) if category.advise else ""  # type: ignore[arg-type]
+        recipes = recipes_for(category.id)
+        if category.advise is not None:  # the advice family: a recipe says what it handles
+            rep.fix = next((r.id for r in recipes if found is not None
+                            and getattr(r, "handles", None) is not None
+                            and r.handles(found.advice, message_of(found.exc))), "")
+        else:  # a category that knows this message: its recipe, else its hint
+            rep.fix = recipes[0].id if recipes else ""
+            rep.advised = "" if recipes else get_category(category.id).hint
     return reports
 
 
 def _is_advice(rep: SiteReport) -> bool:
-    return bool(rep.advice) and not rep.env
+    return bool(rep.advice) and not rep.env and rep.site.kind == "raise"
 
 
 def summarise(
@@ -621,78 +674,76 @@ def summarise(
     for name, reps in groups.items():
         adv = [r for r in reps if _is_advice(r)]
         handled = sum(r.handled for r in adv)
+        here = [r for r in adv if not r.needs]
+        handled_here = sum(r.handled for r in here)
         rows.append(
             {
                 "name": name,
                 "raise": sum(r.site.kind == "raise" for r in reps),
-                "warning": sum(r.site.kind == "warning" for r in reps),
-                "env": sum(r.env for r in reps),
-                "vague": sum(r.vague and not r.env for r in reps),
+                "env": sum(r.env and r.site.kind == "raise" for r in reps),
                 "advice": len(adv),
                 "parsed": sum(r.parsed_template for r in adv),
                 "example": sum(r.example is not None for r in adv),
+                "fix": sum(r.handled and bool(r.fix) for r in adv),
                 "handled": handled,
-                "handled_pct": round(100 * handled / len(adv), 1) if adv else 0.0,
+                "pct": round(100 * handled / len(adv), 1) if adv else 0.0,
+                "here": len(here),
+                "handled_h": handled_here,
+                "pct_here": round(100 * handled_here / len(here), 1) if here else 0.0,
+                "warn_adv": sum(bool(r.advice) and not r.env and r.site.kind == "warning"
+                                for r in reps),
             }
         )
     return rows
 
 
+_COLUMNS = ("raise", "env", "advice", "parsed", "example", "fix", "handled", "pct", "here",
+            "handled_h", "pct_here", "warn_adv")
+
+
 def _print_table(title: str, rows: list[dict[str, object]]) -> None:
-    cols = [
-        "raise",
-        "warning",
-        "env",
-        "vague",
-        "advice",
-        "parsed",
-        "example",
-        "handled",
-        "handled_pct",
-    ]
     width = max([len(title)] + [len(str(r["name"])) for r in rows])
-    print(f"{title:<{width}}  " + "  ".join(f"{c:>8}" for c in cols))
+    print(f"{title:<{width}}  " + "  ".join(f"{c:>9}" for c in _COLUMNS))
     for row in rows:
-        print(f"{row['name']!s:<{width}}  " + "  ".join(f"{row[c]!s:>8}" for c in cols))
+        print(f"{row['name']!s:<{width}}  " + "  ".join(f"{row[c]!s:>9}" for c in _COLUMNS))
     print()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--advice-dir", type=Path, default=Path("/work/notes/advice"))
-    ap.add_argument("--list", action="store_true", help="print every advice-bearing message")
+    ap.add_argument("--list", action="store_true", help="print every advice-bearing raise")
     ap.add_argument("--unhandled", action="store_true", help="with --list: only the unhandled ones")
-    ap.add_argument("--all", action="store_true", help="with --list: every site, advice or not")
     ap.add_argument("--json", type=Path, help="write every site with its classification")
     args = ap.parse_args(argv)
 
-    reports = build_report(args.advice_dir)
+    reports = build_report()
     print("versions:", ", ".join(f"{k} {v}" for k, v in library_versions().items()))
+    print("columns: raise sites; env: environment-only advice; advice: advice-bearing raises;"
+          " parsed: their template parses; example: a saved real example; fix: handled by a"
+          " recipe; handled: category + fix or advice; here: advice-bearing raises reachable"
+          " without DeepSpeed/FSDP/TPU/vLLM/vision...; warn_adv: advice-bearing warnings"
+          " (not failures, outside the figure)")
     print()
     by_lib = summarise(reports, lambda r: r.site.library)
     total = summarise(reports, lambda r: "TOTAL")
     _print_table("library", by_lib + total)
     _print_table("file", summarise(reports, lambda r: r.site.path))
+    row = total[0]
+    print(f"handled: {row['handled']} of {row['advice']} advice-bearing raises ({row['pct']} %)"
+          f", {row['fix']} of them with a fix; reachable on this machine: {row['handled_h']} of"
+          f" {row['here']} ({row['pct_here']} %)")
 
     if args.list:
         for rep in reports:
-            if not (args.all or _is_advice(rep)):
+            if not _is_advice(rep) or args.unhandled and rep.handled:
                 continue
-            if args.unhandled and rep.handled:
-                continue
-            state = (
-                "HANDLED"
-                if rep.handled
-                else (
-                    "parsed,no-example"
-                    if rep.parsed_template and rep.example is None
-                    else "example,unparsed"
-                    if rep.example
-                    else "unparsed"
-                )
-            )
-            print(f"{rep.site.id} [{rep.site.call}] {state} ({','.join(rep.advice) or '-'})")
-            print("    " + normalise_ws(rep.site.text)[:400])
+            state = ("FIX " + rep.fix if rep.handled and rep.fix else "ADVICE" if rep.handled
+                     else f"example->{rep.category}" if rep.example else "no-example")
+            needs = " [needs hardware/packages]" if rep.needs else ""
+            print(f"{rep.site.id} [{rep.site.call}] {state}{needs} ({rep.category or '-'})")
+            print("    " + normalise_ws(rep.site.text)[:300])
+            if rep.advised:
+                print("    -> " + rep.advised[:300])
     if args.json:
         args.json.write_text(
             json.dumps(
@@ -703,10 +754,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "id": r.site.id,
                         "advice": r.advice,
                         "env": r.env,
-                        "vague": r.vague,
+                        "needs": r.needs,
                         "parsed_template": r.parsed_template,
                         "example": r.example,
-                        "parsed_example": r.parsed_example,
+                        "category": r.category,
+                        "fix": r.fix,
+                        "advised": r.advised,
                         "handled": r.handled,
                     }
                     for r in reports

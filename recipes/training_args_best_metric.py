@@ -5,11 +5,15 @@ not produce.
 `metric_for_best_model` training argument is set to 'eval_acc', which is not found in the
 evaluation metrics. The available evaluation metrics are: ['eval_loss',
 'eval_accuracy', ...]. Consider changing the `metric_for_best_model` via the
-TrainingArguments.`` The recipe follows that advice: the metric becomes the available one
-whose name is closest (``difflib``, ratio >= 0.5), else the only metric ``compute_metrics``
-returns. The names come from the message and from the string keys of the dict literal
-``compute_metrics`` returns; the timing entries (``runtime``, ``*_per_second``,
-``epoch``) are never chosen.
+TrainingArguments.`` The recipe follows that advice with a metric the library lists (or
+``compute_metrics``' dict literal returns) that means the same: every word of the asked
+name begins a word of the listed one, or the other way round (``acc`` -> ``accuracy``,
+``f1`` -> ``macro_f1``, ``f1_score`` -> ``f1``), else the one ``difflib`` finds close
+(ratio >= 0.5). When no listed metric means the same, or two do (``f1`` with
+``macro_f1`` and ``micro_f1``), the best model is chosen by the evaluation ``loss``, which
+evaluation always reports, with ``greater_is_better=False``. The timing entries
+(``runtime``, ``*_per_second``, ``epoch``) are never chosen. The value is changed where it
+is defined (a constant, a config field, a dict entry given as ``**hp``).
 """
 
 from __future__ import annotations
@@ -17,13 +21,15 @@ from __future__ import annotations
 import ast
 import difflib
 import re
+from collections.abc import Sequence
 
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit import Example, NotApplicable, Recipe, find, keyword, replace_keyword
+from autofix.categories.advice import Advice
+from autofix.toolkit import Example, NotApplicable, find
 
-from ._training_args import TRAINING_ARGS_PATTERN, splatted_dicts
+from ._advice import AdviceRecipe
 
 _TIMING = re.compile(r"runtime|per_second|^epoch$|^step$")
 _AVAILABLE = re.compile(r"available evaluation metrics are: (\[[^\]]*\])")
@@ -35,10 +41,41 @@ _METRICS = (
 )
 
 
-class NameAvailableMetric(Recipe):
+def _words(name: str) -> list[str]:
+    return [w for w in re.split(r"[_\W]+", name.lower()) if w]
+
+
+def same_meaning(asked: str, listed: str) -> bool:
+    """Every word of one name begins a word of the other (``acc`` / ``accuracy``, ``f1`` /
+    ``macro_f1``, ``f1_score`` / ``f1``)."""
+    a, b = _words(asked), _words(listed)
+
+    def within(small: list[str], large: list[str]) -> bool:
+        return bool(small) and all(any(w.startswith(s) for w in large) for s in small)
+
+    return within(a, b) or within(b, a)
+
+
+def choose(asked: str, available: Sequence[str]) -> str:
+    """The listed metric that means what ``asked`` means, else ``"loss"``."""
+    others = [n for n in available if n != "loss"]
+    meant = [n for n in others if same_meaning(asked, n)]
+    if len(meant) == 1:
+        return meant[0]
+    if not meant:
+        close = difflib.get_close_matches(asked, others, n=2, cutoff=0.5)
+        if len(close) == 1 or len(close) == 2 and \
+                difflib.SequenceMatcher(None, asked, close[0]).ratio() > \
+                difflib.SequenceMatcher(None, asked, close[1]).ratio():
+            return close[0]
+    return "loss"
+
+
+class NameAvailableMetric(AdviceRecipe):
     id = "training-args-best-metric"
     category = "training-args-conflict"
     title = "choose the best model by a metric that evaluation reports"
+    requires_words = (("metric_for_best_model",),)
     nothing_to_do = "no literal metric_for_best_model= to correct"
 
     examples = (
@@ -54,7 +91,8 @@ class NameAvailableMetric(Recipe):
             before=_METRICS + "settings = dict(output_dir='out', metric_for_best_model='acc')\n"
                               "Trainer(m, TrainingArguments(**settings), "
                               "compute_metrics=compute_metrics)\n",
-            after=_METRICS + "settings = dict(output_dir='out', metric_for_best_model='accuracy')\n"
+            after=_METRICS + "settings = dict(output_dir='out', "
+                             "metric_for_best_model='accuracy')\n"
                              "Trainer(m, TrainingArguments(**settings), "
                              "compute_metrics=compute_metrics)\n",
             evidence="KeyError: \"The `metric_for_best_model` training argument is set to "
@@ -70,9 +108,25 @@ class NameAvailableMetric(Recipe):
                      "available evaluation metrics are: ['eval_loss', 'eval_f1', "
                      "'eval_runtime', 'eval_samples_per_second', 'epoch']. Consider",
         ),
-        Example(  # nothing close and several candidates: no guess
+        Example(  # f1 asked, macro_f1 listed: the same meaning; at its source, a constant
             before="from transformers import TrainingArguments\n"
-                   "args = TrainingArguments('out', metric_for_best_model='bleu')\n",
+                   "BEST = 'eval_f1'\n"
+                   "args = TrainingArguments('out', metric_for_best_model=BEST)\n",
+            after="from transformers import TrainingArguments\n"
+                  "BEST = 'eval_macro_f1'\n"
+                  "args = TrainingArguments('out', metric_for_best_model=BEST)\n",
+            evidence="KeyError: \"The `metric_for_best_model` training argument is set to "
+                     "'eval_f1', which is not found in the evaluation metrics. The "
+                     "available evaluation metrics are: ['eval_loss', 'eval_macro_f1', "
+                     "'eval_accuracy', 'eval_runtime', 'epoch']. Consider",
+        ),
+        Example(  # nothing means the same: the evaluation loss, lower is better
+            before="from transformers import TrainingArguments\n"
+                   "args = TrainingArguments('out', metric_for_best_model='bleu',\n"
+                   "                         greater_is_better=True)\n",
+            after="from transformers import TrainingArguments\n"
+                  "args = TrainingArguments('out', metric_for_best_model='loss',\n"
+                  "                         greater_is_better=False)\n",
             evidence="KeyError: \"The `metric_for_best_model` training argument is set to "
                      "'eval_bleu', which is not found in the evaluation metrics. The "
                      "available evaluation metrics are: ['eval_loss', 'eval_rouge1', "
@@ -87,19 +141,44 @@ class NameAvailableMetric(Recipe):
         ),
     )
 
-    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        if "metric_for_best_model" not in self.rc.diagnosis.evidence:
-            raise NotApplicable("the error is not about metric_for_best_model")
+    @classmethod
+    def handles(cls, advice: Sequence[Advice], message: str) -> bool:
+        return "`metric_for_best_model` training argument is set to" in message
+
+    def make(self, tree: cst.Module) -> None:
         names: set[str] = set()
-        found = _AVAILABLE.search(self.rc.diagnosis.evidence)
+        found = _AVAILABLE.search(self.message)
         if found:
             try:
                 names |= {str(n).removeprefix("eval_") for n in ast.literal_eval(found[1])}
             except (ValueError, SyntaxError):
                 pass
+        names |= self.returned_metrics(tree)
+        available = sorted(n for n in names if not _TIMING.search(n))
+        if not available:
+            raise NotApplicable("no metric names known (from the message or compute_metrics)")
+        args = self.the_args_call()
+        current = self.current(args, "metric_for_best_model", None)
+        if not isinstance(current, str):
+            raise NotApplicable("metric_for_best_model is not a string autofix can read")
+        prefix = "eval_" if current.startswith("eval_") else ""
+        bare = current.removeprefix("eval_")
+        if bare in available:
+            self.reason = f"{current!r} is among the metrics {available}"
+            return
+        choice = choose(bare, available)
+        meaning = "a metric evaluation reports" if choice != "loss" else \
+            f"no reported metric means {bare!r}: the evaluation loss, lower is better"
+        self.set_argument(args, "metric_for_best_model", prefix + choice, meaning)
+        if choice == "loss" and self.current(args, "greater_is_better", None) is True:
+            self.set_argument(args, "greater_is_better", False, "a loss is better lower")
+
+    def returned_metrics(self, tree: cst.Module) -> set[str]:
+        """The string keys of the dict literals the script's ``compute_metrics`` returns."""
         functions = {cst.ensure_type(a, cst.Arg).value.value  # type: ignore[attr-defined]
                      for a in find(tree, m.Arg(keyword=m.Name("compute_metrics"),
-                                                    value=m.Name()))}
+                                               value=m.Name()))}
+        names: set[str] = set()
         for fn in find(tree, m.FunctionDef()):
             if cst.ensure_type(fn, cst.FunctionDef).name.value in functions:
                 for d in m.findall(fn, m.Return(value=m.Dict())):
@@ -108,36 +187,4 @@ class NameAvailableMetric(Recipe):
                         if isinstance(element, cst.DictElement) \
                                 and isinstance(element.key, cst.SimpleString):
                             names.add(str(element.key.evaluated_value))
-        self.available = sorted(n for n in names if not _TIMING.search(n))
-        if not self.available:
-            raise NotApplicable("no metric names known (from the message or compute_metrics)")
-        return super().transform_module_impl(tree)
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self.dicts = splatted_dicts(self, node)
-
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not (self.is_qualified(original_node.func, TRAINING_ARGS_PATTERN)
-                or original_node in self.dicts):
-            return updated_node
-        arg = keyword(updated_node, "metric_for_best_model")
-        if arg is None or not isinstance(arg.value, cst.SimpleString):
-            return updated_node
-        current = str(arg.value.evaluated_value)
-        prefix = "eval_" if current.startswith("eval_") else ""
-        bare = current.removeprefix("eval_")
-        if bare in self.available:
-            self.reason = f"{current!r} is among the metrics {self.available}"
-            return updated_node
-        close = difflib.get_close_matches(bare, self.available, n=1, cutoff=0.5)
-        others = [n for n in self.available if n != "loss"]
-        choice = close[0] if close else others[0] if len(others) == 1 else ""
-        if not choice:
-            self.reason = (f"no metric like {current!r} among {self.available}; choose one "
-                           "or return it from compute_metrics")
-            return updated_node
-        quote = arg.value.quote
-        self.changed(original_node, f"metric_for_best_model={prefix + choice!r}, a metric "
-                                    "evaluation reports")
-        return replace_keyword(updated_node, "metric_for_best_model",
-                               cst.SimpleString(f"{quote}{prefix}{choice}{quote}"))
+        return names

@@ -15,9 +15,11 @@ of the evaluation steps.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import libcst as cst
 
+from autofix.categories.advice import Advice
 from autofix.toolkit import Example, Recipe, keyword
 
 from ._training_args import (
@@ -113,6 +115,11 @@ class AlignSaveWithEval(Recipe):
             evidence=f"ValueError: {_MATCH}, but found",
         ),
     )
+
+    @classmethod
+    def handles(cls, advice: Sequence[Advice], message: str) -> bool:
+        """The library's message asks for save and evaluation schedules that match."""
+        return "--load_best_model_at_end requires the sav" in message
 
     def visit_Module(self, node: cst.Module) -> None:
         self.dicts = splatted_dicts(self, node)

@@ -33,3 +33,10 @@ PADDING_COLLATOR = (r"transformers(\.[\w.]*)?\.DataCollator(WithPadding|ForToken
 TOKEN_COLLATOR = r"transformers(\.[\w.]*)?\.DataCollatorForTokenClassification"
 #: A Hugging Face TensorFlow model, built from a config or with ``from_pretrained``.
 TF_MODEL_ANY = r"transformers(\.[\w.]*)?\.TF\w+(\.from_pretrained)?"
+#: TRL's trainer configurations (``SFTConfig``, ``DPOConfig``...: ``TrainingArguments``
+#: subclasses, TRL 1.16).
+TRL_CONFIG = (r"trl(\.[\w.]*)?\.(SFT|DPO|GRPO|Reward|KTO|ORPO|CPO|PPO|RLOO|OnlineDPO|BCO|GKD"
+              r"|NashMD|XPO|PRM)Config")
+#: TRL's trainers (``SFTTrainer``, ``DPOTrainer``...: ``Trainer`` subclasses, TRL 1.16).
+TRL_TRAINER = (r"trl(\.[\w.]*)?\.(SFT|DPO|GRPO|Reward|KTO|ORPO|CPO|PPO|RLOO|OnlineDPO|BCO|GKD"
+               r"|NashMD|XPO|PRM)Trainer")

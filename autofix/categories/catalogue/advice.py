@@ -276,9 +276,10 @@ def _examples(category_id: str) -> tuple[str, ...]:
     return tuple(sorted(p.name for p in folder.glob("*.txt"))) if folder.is_dir() else ()
 
 
-def _family(id: str, title: str, owners: tuple[str, ...], no_recipe: str) -> Category:
+def _family(id: str, title: str, owners: tuple[str, ...], no_recipe: str,
+            overrides: tuple[str, ...] = ()) -> Category:
     return Category(id=id, title=title, check=_in(*owners), advise=_advise,
-                    examples=_examples(id), no_recipe=no_recipe,
+                    examples=_examples(id), no_recipe=no_recipe, overrides=overrides,
                     hint="the library's message names the change to make")
 
 
@@ -301,8 +302,10 @@ ADVICE: tuple[Category, ...] = (
             "the library rejects", ("model",), _ADVICE_ONLY),
     _family("collator-advice", "a data collator built with arguments the library rejects",
             ("collator",), _ADVICE_ONLY),
+    # a folder saved as a DatasetDict loaded as a Dataset raises FileNotFoundError with the
+    # loader to use: the library's advice beats "no such file"
     _family("dataset-call-advice", "a datasets call the library rejects, with its advice",
-            ("datasets",), _ADVICE_ONLY),
+            ("datasets",), _ADVICE_ONLY, overrides=("missing-file",)),
     _family("accelerate-advice",
             "an Accelerator set up or used in a way accelerate rejects, with its advice",
             ("accelerate",), _ADVICE_ONLY),
