@@ -8,7 +8,8 @@ scratch git repository and repaired by the real CLI (``--max-steps`` small). Per
 - fixed: autofix exited 0 with status ``fixed`` (its last run trained: exit 0 or the step
   budget reached with a finite loss), or ``clean`` for a case expected healthy;
 - advised: a case without a safe recipe ended with its expected category and no commit;
-- misclassified: a commit was made for a category other than the manifest's (for a
+- misclassified: a commit was made for a category other than the manifest's by a recipe
+  other than its fix (a recipe also fixing the expected category counts as right; for a
   healthy case: any commit), or an advice case ended in another category;
 - wrong fixes kept: commits left on the branch whose recipe is not the manifest's fix.
 
@@ -75,7 +76,10 @@ class Outcome:
             return False
         if self.expected == "none":
             return bool(self.categories)
-        wrong_commit = any(c != self.expected for c in self.categories)
+        # a commit's category is its recipe's; the manifest's recipe may fix the expected
+        # category as its root cause's other face (``Recipe.also_fixes``)
+        wrong_commit = any(c != self.expected and r != self.fix
+                           for c, r in zip(self.categories, self.recipes, strict=False))
         wrong_advice = self.fix == "advice" and self.final not in (self.expected, "")
         return wrong_commit or wrong_advice
 
