@@ -254,7 +254,10 @@ class Diagnosis:
     ``evidence`` is the one line a person would quote (the error line); ``file``/``line``
     the innermost frame in the user's script (``line`` 0 when unknown); ``details`` the
     key traceback lines for reports; ``via`` names a category that led here (e.g. a CUDA
-    assert rerun on CPU).
+    assert rerun on CPU); ``facts`` what the check that found it measured, as ``(name,
+    value)`` pairs (the API check before the first run: the keyword the installed callable
+    accepts instead, the configuration class a trainer keyword moved to, the parameters an
+    overriding method lacks), read with :meth:`fact`.
     """
 
     category: str
@@ -275,6 +278,11 @@ class Diagnosis:
     #: 4000 characters; ``evidence`` quotes one line): the advice a library's message gives
     #: often follows its first sentence. "" for symptoms and timeouts.
     message: str = ""
+    facts: tuple[tuple[str, str], ...] = ()
+
+    def fact(self, name: str) -> str:
+        """The value of fact ``name`` ("" when the check did not measure it)."""
+        return next((value for key, value in self.facts if key == name), "")
 
     def same_fault(self, other: Diagnosis) -> bool:
         """True when ``other`` is this fault again at the same place: the same category

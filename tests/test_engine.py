@@ -134,7 +134,8 @@ def setup(tmp_path: Path, source: str = COURSE, name: str = "train.py",
                                             **settings))  # type: ignore[arg-type]
 
 
-def no_drift(source: str, python: str, versions: dict[str, str]) -> list[Diagnosis]:
+def no_drift(source: str, python: str, versions: dict[str, str], **where: object
+             ) -> list[Diagnosis]:
     """The API check of a script without drift, answered at once (the real one imports the
     library in the target interpreter; ``tests/test_drift.py`` runs it)."""
     return []

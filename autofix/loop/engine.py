@@ -47,6 +47,7 @@ from autofix.types import (
     Applied,
     Diagnosis,
     DroppedFix,
+    Finding,
     FixRecord,
     Healthy,
     NoRecipe,
@@ -73,13 +74,16 @@ Runner = Callable[[RunSpec, str, Callable[[str], None] | None,
 #: The recipes for a category id, in the order to try them (default
 #: :func:`autofix.toolkit.discovery.recipes_for`).
 RecipeLookup = Callable[[str], tuple[type[Recipe], ...]]
-#: The API drift check before run 1: ``api_check(source, python, versions)`` gives the
-#: diagnoses the installed library would raise (default
+#: The API drift check before run 1: ``api_check(source, python, versions, modules=,
+#: folder=)`` gives the diagnoses the installed library would raise for the script and
+#: its own modules (path -> source, beside it in ``folder``) (default
 #: :func:`autofix.loop.api_check.api_diagnoses`, one import of the library in the target
 #: interpreter; replayed tests pass one that answers at once).
-ApiCheck = Callable[[str, str, dict[str, str]], list[Diagnosis]]
+ApiCheck = Callable[..., list[Diagnosis]]
 #: The target interpreter's versions (default :func:`autofix.run.runner.target_versions`).
 VersionLookup = Callable[[str], dict[str, str]]
+#: The run that stands for "no run yet" (the API check's findings before run 1).
+_NOTHING = RunResult(RunOutcome.OK, None, 0.0, "", 0, ProbeReport())
 #: What applying recipes for one diagnosis gave: the committed fixes, or why none.
 ApplyDecision = list[FixRecord] | NoRecipe | NotApplicable | RecipeCrashed
 
@@ -195,6 +199,8 @@ class _Session:
         self.document = document_for(self.script)
         #: Set when the API check running alongside run 1 found drift: run 1 is stopped.
         self.drift_found = threading.Event()
+        #: What the API check found that has no edit (a stale override), reported at the end.
+        self.api_findings: list[Finding] = []
 
     @property
     def program(self) -> Program:
@@ -250,6 +256,8 @@ class _Session:
         self.observer.run_finished(rec, verdict if isinstance(verdict, Diagnosis) else None)
 
     def finish(self, status: Status, reason: str, diag: Diagnosis | None = None) -> SessionResult:
+        self.result.findings = [*self.api_findings, *(f for f in self.result.findings
+                                                      if f not in self.api_findings)]
         self.result.status = status
         self.result.reason = reason
         self.result.last_diagnosis = diag
@@ -302,15 +310,18 @@ class _Session:
         if self.o.one_at_a_time or self.o.resume:
             return None
         source = self.program.source
+        root = Path(self.branch.root)
+        modules = {str(root / rel): self.branch.read(rel) for rel in self.modules(_NOTHING)}
         box: list[list[Diagnosis]] = []
 
         def check() -> None:
             try:
-                found = self.api_check(source, self.o.python, self.versions)
+                found = self.api_check(source, self.o.python, self.versions,
+                                       modules=modules, folder=self.script.parent)
             except Exception:  # noqa: BLE001 - a check that cannot run blocks nothing
                 found = []
             box.append(found)
-            if found:
+            if any(self.recipes(d.category) for d in found):  # drift with a fix: stop run 1
                 self.drift_found.set()
 
         thread = threading.Thread(target=check, name="autofix-api-check", daemon=True)
@@ -327,10 +338,15 @@ class _Session:
         """Fix the API drift found before the first run (no training run needed): the
         script's imports and keyword arguments checked against the installed library."""
         before = self.sources()
-        nothing = RunResult(RunOutcome.OK, None, 0.0, "", 0, ProbeReport())
+        nothing = _NOTHING
         fixes: list[FixRecord] = []
         applied: list[Diagnosis] = []
         for diag in diags:
+            if not self.recipes(diag.category):  # no edit for it (a stale override): said
+                where = self.relative(diag.file) or self.branch.rel
+                self.api_findings.append(Finding(diag.category, 0, f"{diag.evidence} "
+                                                 f"({where}:{diag.line})"))
+                continue
             decision = self.apply(nothing, diag, run_n=0)
             if isinstance(decision, list):
                 fixes += decision
@@ -591,6 +607,9 @@ class _Session:
         targets = [(self.branch.rel, self.script, program.source),
                    *((rel, Path(self.branch.root) / rel, self.branch.read(rel))
                      for rel in modules)]
+        home = self.relative(diag.file) if diag.via == "api-preflight" else ""
+        if home and home != self.branch.rel:  # the API check located it in a module: there
+            targets = [t for t in targets if t[0] == home]
         first_reason = ""
         for rel, path, source in targets:
             rc = RecipeContext(diagnosis=cause_diag, versions={**self.versions, **probe.versions},

@@ -53,7 +53,8 @@ _Statement = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
 class Example:
     """A recipe example: ``after=None`` means the recipe must leave ``before`` unchanged.
 
-    ``versions`` and ``trainers`` stand in for the target environment and probe facts.
+    ``versions`` and ``trainers`` stand in for the target environment and probe facts;
+    ``facts`` for what the check that found the fault measured (:attr:`Diagnosis.facts`).
     """
 
     before: str
@@ -67,12 +68,13 @@ class Example:
     #: the exception with the facts of its frames (:mod:`autofix.toolkit.facts`)
     failure: ExceptionInfo | None = None
     args: tuple[str, ...] = ()  # the script's command line
+    facts: tuple[tuple[str, str], ...] = ()
 
     def context(self, category: str) -> RecipeContext:
         """The :class:`RecipeContext` this example runs the recipe with."""
         return RecipeContext(
             diagnosis=Diagnosis(category=category, evidence=self.evidence, line=self.line,
-                                failure=self.failure),
+                                failure=self.failure, facts=self.facts),
             versions=self.versions,
             trainers=self.trainers,
             datasets=self.datasets,

@@ -168,9 +168,14 @@ COURSE: tuple[Category, ...] = (
             r"unexpected keyword argument '(evaluation_strategy|eval_strategy|tokenizer|"
             r"processing_class)'",
             r"cannot import name '(AdamW|load_metric)' from '(transformers|datasets)",
+            # a keyword a library trainer or configuration class no longer takes (TRL's
+            # SFTTrainer(max_seq_length=), DPOTrainer(beta=), SFTConfig(max_seq_length=))
+            r"\b\w*(Trainer|Config|TrainingArguments)\.__init__\(\) got an unexpected "
+            r"keyword argument '\w+'",
         ),
         examples=("v5-evaluation-strategy.txt", "v5-trainer-tokenizer.txt", "v5-adamw.txt",
-                  "v4-adamw.txt"),
+                  "v4-adamw.txt", "v5-sfttrainer-max-seq-length.txt",
+                  "v5-dpotrainer-beta.txt"),
     ),
     Category(
         id="string-labels",
