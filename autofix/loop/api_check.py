@@ -348,8 +348,11 @@ def api_diagnoses(source: str, python: str, versions: dict[str, str],
     found: list[Diagnosis] = []
     for finding in check_api(python, uses):
         headline = f"{finding.type}: {finding.message}"
-        category = next((c for c in all_categories() if c.matches(finding.type, finding.message)),
-                        None)
+        # a category that needs the facts at a failure (or has no message to go by) cannot
+        # be shown before a run: there are no frames yet
+        category = next((c for c in all_categories()
+                         if c.compiled and not c.needs_facts
+                         and c.matches(finding.type, finding.message)), None)
         if category is None or category.id not in DRIFT_CATEGORIES:
             continue
         library = finding.library
