@@ -128,7 +128,8 @@ def test_the_restart_of_run_1_after_the_api_check_says_why(tmp_path: Path) -> No
     source = "from transformers import AdamW\nprint('ok')\n"
     _, case = engine_setup(tmp_path, source=source)
 
-    def drift(source: str, python: str, versions: dict[str, str]) -> list[Diagnosis]:
+    def drift(source: str, python: str, versions: dict[str, str], **where: object
+              ) -> list[Diagnosis]:
         return [Diagnosis("api-drift", "ImportError: cannot import name 'AdamW' from "
                           "'transformers'", line=1, line_text=source.splitlines()[0],
                           via="api-preflight")]
