@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from autofix.toolkit.patterns import ANY_TRAINER, ANY_TRAINING_ARGS, TRL_CONFIG
+
 #: Libraries whose imports and keyword arguments the API check reads.
 CHECKED_LIBRARIES = ("transformers", "datasets", "trl", "peft")
 #: Libraries whose classes a script's own classes may subclass (their overrides are checked).
@@ -19,12 +21,16 @@ BASE_LIBRARIES = (*CHECKED_LIBRARIES, "torch", "keras", "tf_keras", "tensorflow"
 
 @dataclass(frozen=True)
 class Rename:
-    """Keyword ``old`` became ``new`` in ``library`` (``note``: where, since when)."""
+    """Keyword ``old`` became ``new`` in ``library`` (``note``: where, since when) for the
+    callables whose qualified names match ``calls`` (the only calls a rename made from a
+    traceback, without the API check's facts, touches: ``DataCollatorWithPadding(
+    tokenizer=)`` is no ``Trainer(tokenizer=)``)."""
 
     old: str
     new: str
     library: str
     note: str
+    calls: str
 
     def partner(self, name: str) -> str:
         """The other name of the pair ("" when ``name`` is neither)."""
@@ -33,11 +39,18 @@ class Rename:
 
 KEYWORD_RENAMES: tuple[Rename, ...] = (
     Rename("evaluation_strategy", "eval_strategy", "transformers",
-           "TrainingArguments and its subclasses (TRL's configs too), transformers 4.41"),
+           "TrainingArguments and its subclasses (TRL's configs too), transformers 4.41",
+           ANY_TRAINING_ARGS),
     Rename("tokenizer", "processing_class", "transformers",
-           "Trainer and its subclasses, transformers 4.46; TRL's trainers, TRL 0.12"),
-    Rename("max_seq_length", "max_length", "trl", "SFTConfig, TRL 0.20"),
+           "Trainer and its subclasses, transformers 4.46; TRL's trainers, TRL 0.12",
+           ANY_TRAINER),
+    Rename("max_seq_length", "max_length", "trl", "SFTConfig, TRL 0.20", TRL_CONFIG),
 )
+
+
+def rename_of(name: str) -> Rename | None:
+    """The rename keyword ``name`` is one side of (None when it is none)."""
+    return next((r for r in KEYWORD_RENAMES if r.partner(name)), None)
 
 
 def partners(name: str) -> list[str]:

@@ -40,3 +40,7 @@ TRL_CONFIG = (r"trl(\.[\w.]*)?\.(SFT|DPO|GRPO|Reward|KTO|ORPO|CPO|PPO|RLOO|Onlin
 #: TRL's trainers (``SFTTrainer``, ``DPOTrainer``...: ``Trainer`` subclasses, TRL 1.16).
 TRL_TRAINER = (r"trl(\.[\w.]*)?\.(SFT|DPO|GRPO|Reward|KTO|ORPO|CPO|PPO|RLOO|OnlineDPO|BCO|GKD"
                r"|NashMD|XPO|PRM)Trainer")
+#: Any trainer of transformers or TRL.
+ANY_TRAINER = rf"({TRAINER}|{TRL_TRAINER})"
+#: Any class a trainer takes as ``args``: transformers' arguments classes, TRL's configs.
+ANY_TRAINING_ARGS = rf"({TRAINING_ARGS}|{TRL_CONFIG})"
