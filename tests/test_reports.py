@@ -13,14 +13,18 @@ import jsonschema
 import pytest
 from matplotlib import image
 
+from autofix.batch.jobs import Row
+from autofix.reports.batch import fault_counts, write_batch_reports
 from autofix.reports.formats import (
     SCHEMA_PATH,
+    html_report,
     loss_png,
+    markdown_report,
     session_json,
     sparkline,
     write_session_report,
 )
-from autofix.types import FixRecord, RunRecord, SessionResult, Status
+from autofix.types import Diagnosis, FixRecord, RunRecord, SessionResult, Status
 
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
 DIFF = ("--- a/train.py\n+++ b/train.py\n@@ -1,2 +1,2 @@\n import torch\n"
@@ -39,9 +43,9 @@ def _result() -> SessionResult:
                       max_steps=60)]
     fixes = [FixRecord("lr-too-high", "lr-too-high", "a" * 40, "train.py", 2,
                        "lower the learning rate to 5e-5", 1, diff=DIFF)]
-    return SessionResult(Status.FIXED, "autofix/train", "the script trains after 1 fix(es)",
+    return SessionResult(Status.FIXED, "autofix/train", "the script trains after 1 fix",
                          runs=runs, fixes=fixes, versions={"torch": "2.13.0"},
-                         base="b" * 40, diff_stat=" train.py | 2 +-\n")
+                         base="b" * 40, diff_stat=" train.py | 2 +-\n", trained=True)
 
 
 def test_json_report_is_valid_and_complete(tmp_path: Path) -> None:
@@ -130,3 +134,137 @@ def test_dry_run_report_names_no_branch_or_commit() -> None:
     assert doc["branch"] is None and doc["dry_run"] is True
     assert doc["runs"][0]["commit"] == "" and doc["fixes"][0]["commit"] is None
     assert doc["fixes"][0]["diff"] == DIFF
+
+
+# --- issue 27, point 5: what a reviewer and a teacher act on ----------------------------
+
+
+def _gave_up() -> SessionResult:
+    result = _result()
+    result.status, result.trained = Status.GAVE_UP, False
+    result.reason = "label-out-of-range: recipe not applicable"
+    result.last_diagnosis = Diagnosis("label-out-of-range", "Target 2 is out of bounds.",
+                                      hint="set num_labels to the number of classes")
+    return result
+
+
+def test_the_page_says_do_not_merge_for_a_session_that_gave_up_or_was_interrupted() -> None:
+    page = html_report(_gave_up())
+    assert "<div class='banner' id='banner'>Do not merge as is: autofix gave up. The branch " \
+           "holds partial fixes; the script does not train yet. Hint: set num_labels to " \
+           "the number of classes</div>" in page
+    interrupted = _result()
+    interrupted.interrupted = True
+    page = html_report(interrupted)
+    assert "Do not merge as is: the session was interrupted" in page
+    assert "--resume --branch autofix/train" in page and "<h1>autofix: interrupted" in page
+    assert "id='banner'" not in html_report(_result())
+    assert "**Do not merge as is: autofix gave up." in markdown_report(_gave_up())
+
+
+def test_the_page_has_the_command_line_the_total_time_and_the_eval_metrics() -> None:
+    result = _result()
+    result.command, result.seconds, result.trained = "autofix train.py --max-steps 60", 95.5, True
+    result.runs[-1].eval_step = 60
+    result.runs[-1].metrics = {"eval_loss": 0.5213, "eval_accuracy": 0.8125,
+                               "eval_runtime": 0.18}
+    page = html_report(result)
+    assert "<tr><th>command</th><td><code>autofix train.py --max-steps 60</code></td></tr>" \
+        in page
+    assert "<tr><th>total time</th><td>1 min 35 s (2 runs)</td></tr>" in page
+    assert "<h2>Evaluation of the verifying run (run 2, at step 60)</h2>" in page
+    assert "<tr><td>eval_accuracy</td><td>0.8125</td></tr>" in page
+    doc = session_json(result)
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["runs"][1]["metrics"]["eval_accuracy"] == 0.8125 and doc["seconds"] == 95.5
+    text = markdown_report(result)
+    assert "Command: `autofix train.py --max-steps 60`" in text
+    assert "Evaluation of the verifying run (run 2): eval_loss 0.5213, eval_accuracy 0.8125" \
+        in text  # timings only in the table
+
+
+def test_fixes_made_before_the_first_run_have_their_own_row() -> None:
+    result = _result()
+    result.fixes.insert(0, FixRecord("api-drift", "drift-adamw", "c" * 40, "train.py", 1,
+                                     "import AdamW from torch.optim", 0, diff=DIFF,
+                                     evidence="ImportError: cannot import name 'AdamW'"))
+    page = html_report(result)
+    assert ("<tr><td>before the first run</td><td>API check</td><td>api-drift</td><td>"
+            "ImportError: cannot import name &#x27;AdamW&#x27;</td><td>-</td><td>-</td>"
+            "<td>drift-adamw cccccccc</td></tr>") in page
+    assert "run 0" not in page and ", before the first run, <code>train.py:1</code>" in page
+    assert "| before the first run | API check | api-drift |" in markdown_report(result)
+
+
+@pytest.mark.process
+def test_the_banner_is_visible_in_chromium(tmp_path: Path) -> None:
+    page = write_session_report(tmp_path / "gave-up.html", _gave_up())[0]
+    shot = screenshot(page, tmp_path / "gave-up.png")
+    assert _colour_pixels(shot, (176, 58, 46), tol=30) > 1000  # the banner's red border
+    assert _colour_pixels(shot, (253, 236, 234), tol=12) > 20_000  # its background
+
+
+def _row(path: str, result: SessionResult, status: str = "") -> Row:
+    return Row(path, f"autofix/{path}", status=status or result.status.value,
+               seconds=sum(r.seconds for r in result.runs), result=result,
+               fixes=len(result.fixes))
+
+
+def _batch() -> list[Row]:
+    second = _result()
+    second.fixes = [FixRecord("raw-dataset", "raw-dataset", "d" * 40, "ex2.py", 9,
+                              "pass the tokenized datasets to Trainer", 1, diff=DIFF),
+                    *second.fixes]
+    clean = SessionResult(Status.CLEAN, "autofix/ex3.py", "the script ran without a fault; "
+                          "nothing to fix", runs=[RunRecord(1, "budget", "", "60 steps", 3.0,
+                                                            steps=[(1, 1.0), (2, 0.9)])],
+                          trained=True)
+    return [_row("ex1.py", _result()), _row("ex2.py", second), _row("ex3.py", clean),
+            _row("ex4.py", _gave_up()),
+            Row("ex5.py", "autofix/ex5.py", status="error", error="no such file")]
+
+
+def test_the_batch_reports_count_the_faults_across_scripts(tmp_path: Path) -> None:
+    rows = _batch()
+    faults = {f["category"]: f for f in fault_counts(rows)}
+    assert faults["lr-too-high"] == {"category": "lr-too-high", "scripts": 3, "fixed": 3,
+                                     "left": 0}
+    assert faults["label-out-of-range"]["left"] == 1
+    assert faults["raw-dataset"]["scripts"] == 1
+    for name, people in (("x.html", "x.html"), ("x.md", "x.md"), ("x.json", "x.md")):
+        folder = tmp_path / name.replace(".", "-")
+        folder.mkdir()
+        written = write_batch_reports(folder / name, rows, "autofix batch ex", 42.0)
+        assert [p.name for p in written] == [name, people if name.endswith(".json")
+                                             else "x.json"]
+        assert sorted(p.name for p in folder.iterdir()) == sorted({name, people, "x.json"})
+        doc = json.loads((folder / "x.json").read_text())
+        jsonschema.validate(doc, SCHEMA)
+        assert doc["command"] == "autofix batch ex" and len(doc["scripts"]) == 5
+    markdown = (tmp_path / "x-md" / "x.md").read_text()
+    assert "| `lr-too-high` | 3 | 3 | 0 |" in markdown and "```diff" in markdown
+    assert "> **Do not merge as is**: the script does not train yet." in markdown
+
+
+@pytest.mark.process
+def test_the_teachers_page_in_chromium(tmp_path: Path) -> None:
+    """The batch page: the summary table, the faults across scripts, per script its
+    fixes, diffs and loss curves; rendered headless, each script's curve visible."""
+    page = write_batch_reports(tmp_path / "class.html", _batch(), "autofix batch ex", 42.0)[0]
+    text = page.read_text()
+    assert text.count("<img class='loss-curve'") == 4
+    assert "<table id='faults'>" in text and "<table id='summary'>" in text
+    assert "<a href='#script-1'>ex2.py</a>" in text and "id='script-1'" in text
+    assert text.count('<span style="color: #A00000">-opt = Adam(lr=1e-3)</span>') == 4
+    assert "autofix could not run it: no such file" in text
+    assert "<div class='banner'>Do not merge as is" in text
+    shot = tmp_path / "class.png"
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.fail("chromium is missing: scripts/setup.sh installs it")
+    subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                    "--disable-background-networking", "--hide-scrollbars",
+                    f"--screenshot={shot}", "--window-size=1000,6000", page.as_uri()],
+                   check=True, capture_output=True, timeout=120)
+    print(f"screenshot: {shot}")
+    assert blue_pixels(shot) > 4 * 300  # run 1's curve of each of the four scripts

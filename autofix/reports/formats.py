@@ -224,9 +224,16 @@ def minutes(seconds: float) -> str:
     return f"{int(seconds // 60)} min {int(seconds % 60)} s"
 
 
+#: Metric names that time the evaluation rather than measure the model (left out of the
+#: one-line form; the report's table shows them).
+TIMING_METRICS = ("_runtime", "_per_second", "_preparation_time")
+
+
 def metrics_text(metrics: dict[str, float]) -> str:
-    """``eval_loss 0.5213, eval_accuracy 0.8125``: a run's evaluation metrics in a line."""
-    return ", ".join(f"{k} {v:.4g}" for k, v in metrics.items())
+    """``eval_loss 0.5213, eval_accuracy 0.8125``: a run's evaluation metrics in a line,
+    timings left out."""
+    return ", ".join(f"{k} {v:.4g}" for k, v in metrics.items()
+                     if not k.endswith(TIMING_METRICS))
 
 
 def verifying_run(result: SessionResult) -> RunRecord | None:

@@ -17,7 +17,13 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from autofix.reports.formats import sparkline, status_label, training_runs
+from autofix.reports.formats import (
+    metrics_text,
+    sparkline,
+    status_label,
+    training_runs,
+    verifying_run,
+)
 from autofix.types import Diagnosis, DirtyFile, MergeAdvice, RunRecord, SessionResult, Status
 from autofix.words import plural
 
@@ -200,6 +206,11 @@ def print_summary(console: Console, result: SessionResult, repo_dir: str = "",
             console.print(f"  run {run.n} loss [cyan]{sparkline(losses)}[/cyan] "
                           f"{finite[0]:.3f} → {finite[-1]:.3f} "
                           f"({plural(len(run.steps), 'step')})")
+    verifying = verifying_run(result)
+    if verifying is not None:
+        at = f", step {verifying.eval_step}" if verifying.eval_step else ""
+        console.print(f"  evaluation (run {verifying.n}{at}): "
+                      f"{escape(metrics_text(verifying.metrics))}")
     prefix = f"git -C {repo_dir} " if repo_dir else "git "
     if result.dry_run:
         for fix in result.fixes:
