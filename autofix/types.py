@@ -134,6 +134,21 @@ class SymptomReport:
 
 
 @dataclass(frozen=True)
+class ChanceLevel:
+    """The task's chance level the probe measured at the training loss (``chance`` event;
+    the child's ``symptoms.Chance``): ``value`` in nats, ``kind`` (``classes``: ln C of a
+    classifier, ``tokens``: the unigram entropy of a language model's scored tokens,
+    ``vocab``: ln V, ``pairs``: a preference loss's ln 2), ``label`` as the evidence names
+    it (``"ln 3"``, ``"H"``), ``classes`` (C or V) and ``tokens`` (scored tokens counted)."""
+
+    value: float
+    kind: str = "classes"
+    label: str = ""
+    classes: int | None = None
+    tokens: int = 0
+
+
+@dataclass(frozen=True)
 class KerasFacts:
     """How a Keras model was compiled: ``loss`` is the string given, the loss class name
     (with ``from_logits`` from its config) or a loss function's name (``dummy_loss``: the
@@ -198,6 +213,8 @@ class ProbeReport:
     steps: list[StepRecord] = field(default_factory=list)
     symptom: SymptomReport | None = None
     num_classes: int | None = None
+    #: The chance level measured at the training loss (``None``: none, e.g. a regression).
+    chance: ChanceLevel | None = None
     budget_reached: bool = False
     exit_code: int | None = None
     #: ``probe_error`` events: "where: message" of a probe that failed inside the child
@@ -404,6 +421,10 @@ class RunRecord:
     #: (step, loss) per optimizer step the probe saw (loss ``None``: not reported).
     steps: list[tuple[int, float | None]] = field(default_factory=list)
     num_classes: int | None = None  # the model's classes (chance loss ln C), if known
+    #: The chance level the run was judged against (nats) and how it is named ("ln 3",
+    #: "H"); ``None`` when it has none.
+    chance: float | None = None
+    chance_label: str = ""
     symptom_step: int = 0  # step where a training symptom was confirmed (0: none)
     max_steps: int = 0  # the step budget of this run (0: none, --full)
     note: str = ""  # why the run was made ("rerun on CPU ...")

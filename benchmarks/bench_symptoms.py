@@ -29,7 +29,8 @@ from pathlib import Path
 import git
 
 from autofix.loop.engine import repair
-from autofix.run.child.symptoms import WINDOW, LossMonitor
+from autofix.loop.verdicts import monitor_of
+from autofix.run.child.symptoms import WINDOW
 from autofix.run.runner import RunSpec, run_script
 from autofix.settings import Settings
 
@@ -82,8 +83,7 @@ def healthy_seeds(script: Path, kind: str, source: str, seeds: int) -> None:
             seeded = SEEDERS[kind].format(seed=seed) + source
         run = run_script(RunSpec(script, Settings(python=PYTHONS[kind], cwd=script.parent,
                                                   max_steps=60, timeout=900)), seeded)
-        monitor = LossMonitor(run.probe.num_classes,
-                              [s.loss for s in run.probe.steps if s.loss is not None])
+        monitor = monitor_of(run.probe, [s.loss for s in run.probe.steps if s.loss is not None])
         if run.probe.symptom is not None:
             alarms += 1
         finals.append(monitor.window_mean())

@@ -30,6 +30,7 @@ from autofix.loop.api_check import api_diagnoses
 from autofix.loop.fixgroups import FixGroup
 from autofix.loop.messages import commit_message
 from autofix.loop.verdicts import (
+    chance_of,
     fault_diagnosis,
     findings_of,
     healthy_evidence,
@@ -239,12 +240,15 @@ class _Session:
 
     def record(self, run: RunResult, verdict: Healthy | Diagnosis) -> RunRecord:
         diag = verdict if isinstance(verdict, Diagnosis) else None
+        level = chance_of(run.probe)
         rec = RunRecord(n=self.n, outcome=run.outcome.value,
                         category=diag.category if diag else "",
                         evidence=diag.evidence if diag else healthy_evidence(run),
                         seconds=run.seconds,
                         steps=[(st.step, st.loss) for st in run.probe.steps],
                         num_classes=run.probe.num_classes,
+                        chance=level.value if level else None,
+                        chance_label=level.label if level else "",
                         symptom_step=run.probe.symptom.step if run.probe.symptom else 0,
                         max_steps=self.o.max_steps, note=self.note)
         if run.probe.evaluations:

@@ -8,12 +8,20 @@ from pathlib import Path
 
 from autofix.categories import get_category, is_category
 from autofix.loop.diagnosis import diagnose, diagnose_symptom, stall_advice
-from autofix.run.child.symptoms import FLAT_EVIDENCE, STALL_RATIO, WINDOW, LossMonitor, fit
+from autofix.run.child.symptoms import (
+    FLAT_EVIDENCE,
+    STALL_RATIO,
+    WINDOW,
+    Chance,
+    LossMonitor,
+    fit,
+)
 from autofix.types import (
     Diagnosis,
     Finding,
     Healthy,
     PreflightFault,
+    ProbeReport,
     RunOutcome,
     RunResult,
 )
@@ -35,9 +43,25 @@ def judge(run: RunResult, script: Path, root: str = "") -> Healthy | Diagnosis:
     if run.outcome in (RunOutcome.OK, RunOutcome.BUDGET) and run.probe.symptom is None \
             and finite:
         losses = [s.loss for s in run.probe.steps if s.loss is not None]
-        proven = LossMonitor(run.probe.num_classes, losses).clearly_learning()
+        proven = monitor_of(run.probe, losses).clearly_learning()
         return Healthy(healthy_evidence(run), proven)
     return diagnose_symptom(run) or diagnose(run, script, root)
+
+
+def chance_of(probe: ProbeReport) -> Chance | None:
+    """The chance level the probe measured at the training loss (the ``chance`` event),
+    else ln C of the ``num_classes`` it reported, else ``None``."""
+    level = probe.chance
+    if level is not None:
+        return Chance(level.value, level.kind, level.label, level.classes, level.tokens)
+    if probe.num_classes is not None and probe.num_classes >= 2:
+        return Chance.of_classes(probe.num_classes)
+    return None
+
+
+def monitor_of(probe: ProbeReport, losses: list[float]) -> LossMonitor:
+    """A :class:`LossMonitor` holding ``losses``, judged against the run's chance level."""
+    return LossMonitor(losses=list(losses), level=chance_of(probe))
 
 
 #: ``via`` of a fault found by a preflight check that raises nothing (a loss on logits).
@@ -99,8 +123,7 @@ def healthy_evidence(run: RunResult) -> str:
 
 def proof_failure(run: RunResult) -> str:
     """Why a healthy run does not prove a symptom fix ("" when it does)."""
-    monitor = LossMonitor(run.probe.num_classes,
-                          [s.loss for s in run.probe.steps if s.loss is not None])
+    monitor = monitor_of(run.probe, [s.loss for s in run.probe.steps if s.loss is not None])
     if monitor.clearly_learning():
         return ""
     return (f"the loss did not get clearly under the chance level within the budget (last "

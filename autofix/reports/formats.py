@@ -42,7 +42,7 @@ def status_label(result: SessionResult) -> str:
 
 def run_json(run: RunRecord, dry_run: bool = False) -> dict[str, Any]:
     """One run of the report (see the schema's ``run``; a dry run names no commit)."""
-    chance = math.log(run.num_classes) if run.num_classes and run.num_classes > 1 else None
+    chance = run_chance(run)
     return {
         "n": run.n, "outcome": run.outcome, "category": run.category,
         "evidence": run.evidence, "seconds": round(run.seconds, 2), "note": run.note,
@@ -50,11 +50,24 @@ def run_json(run: RunRecord, dry_run: bool = False) -> dict[str, Any]:
         "max_steps": run.max_steps,
         "num_classes": run.num_classes,
         "chance_loss": round(chance, 6) if chance else None,
+        "chance_label": chance_name(run) if chance else "",
         "symptom_step": run.symptom_step,
         "steps": [{"step": s, "loss": _number(loss)} for s, loss in run.steps],
         "eval_step": run.eval_step,
         "metrics": dict(run.metrics),
     }
+
+
+def run_chance(run: RunRecord) -> float | None:
+    """The chance level ``run`` was judged against (nats), ``None`` when it had none."""
+    if run.chance:
+        return run.chance
+    return math.log(run.num_classes) if run.num_classes and run.num_classes > 1 else None
+
+
+def chance_name(run: RunRecord) -> str:
+    """How the reports name ``run``'s chance level (``"ln 3"``, ``"H"``)."""
+    return run.chance_label or (f"ln {run.num_classes}" if run.num_classes else "")
 
 
 def merge_json(merge: MergeAdvice | None) -> dict[str, Any] | None:
@@ -140,23 +153,23 @@ def loss_png(result: SessionResult) -> bytes:
     fig = Figure(figsize=(8, 4.2), dpi=100)
     ax = fig.add_subplot()
     last_step = 1
-    classes = None
+    chance, name = None, ""
     for run in runs:
         pts = [(s, v) for s, v in run.steps if v is not None and math.isfinite(v)]
         if not pts:
             continue
         last_step = max(last_step, pts[-1][0])
-        classes = classes or run.num_classes
+        if chance is None and run_chance(run):
+            chance, name = run_chance(run), chance_name(run)
         label = f"run {run.n}: {run.category or run.outcome}"
         if run.recipe:
             label += f" → {run.recipe}"
         ax.plot([p[0] for p in pts], [p[1] for p in pts], linewidth=2, label=label)
-    if classes and classes > 1:
-        chance = math.log(classes)
+    if chance:
         ax.axhline(chance, color="black", linestyle="--", linewidth=1,
-                   label=f"chance ln {classes} = {chance:.3f}")
+                   label=f"chance {name} = {chance:.3f}")
         ax.axhline(STALL_RATIO * chance, color="grey", linestyle=":", linewidth=1,
-                   label=f"stall line {STALL_RATIO} × ln {classes}")
+                   label=f"stall line {STALL_RATIO} × {name}")
     if last_step >= MIN_STEPS:  # the first verdict reads steps MIN_STEPS-WINDOW+1..MIN_STEPS
         ax.axvspan(MIN_STEPS - WINDOW + 1, last_step, color="#f4c7a1", alpha=0.35,
                    label=f"stall window: a stall is {STALL_RULE}")

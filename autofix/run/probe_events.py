@@ -10,6 +10,7 @@ from typing import Any
 
 from autofix.run.child.contract import Event
 from autofix.types import (
+    ChanceLevel,
     DatasetFacts,
     ExceptionInfo,
     Finding,
@@ -149,6 +150,16 @@ def _num_classes(report: ProbeReport, event: dict[str, Any]) -> None:
     report.num_classes = int(event.get("value", 0)) or None
 
 
+def _chance(report: ProbeReport, event: dict[str, Any]) -> None:
+    value, classes, tokens = event.get("value"), event.get("classes"), event.get("tokens")
+    if not isinstance(value, (int, float)) or not value > 0:
+        return
+    report.chance = ChanceLevel(float(value), str(event.get("kind") or "classes"),
+                                str(event.get("label") or ""),
+                                classes if isinstance(classes, int) else None,
+                                tokens if isinstance(tokens, int) else 0)
+
+
 #: How each event of the contract (``autofix/run/child/contract.py: EVENTS``) updates the
 #: report; a test checks that every declared event has a reader here.
 READERS: dict[str, Callable[[ProbeReport, dict[str, Any]], None]] = {
@@ -162,6 +173,7 @@ READERS: dict[str, Callable[[ProbeReport, dict[str, Any]], None]] = {
         StepRecord(int(e.get("step", 0)), _loss(e.get("loss")), _loss(e.get("lr")))),
     Event.SYMPTOM: lambda r, e: setattr(r, "symptom", _symptom(e)),
     Event.NUM_CLASSES: _num_classes,
+    Event.CHANCE: _chance,
     Event.BUDGET_REACHED: lambda r, e: setattr(r, "budget_reached", True),
     Event.EARLY_EVAL: lambda r, e: None,  # progress only
     Event.LOOP_ENDED: lambda r, e: None,  # progress only: the budget ended a hand loop

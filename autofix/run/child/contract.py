@@ -34,6 +34,7 @@ class Event:
     STEP = "step"
     SYMPTOM = "symptom"
     NUM_CLASSES = "num_classes"
+    CHANCE = "chance"
     BUDGET_REACHED = "budget_reached"
     EARLY_EVAL = "early_eval"
     PROBE_ERROR = "probe_error"
@@ -71,6 +72,10 @@ EVENTS: dict[str, tuple[str, ...]] = {
     Event.SYMPTOM: ("kind", "step", "evidence", "num_classes", "num_labels", "samples",
                     "analysis_error"),
     Event.NUM_CLASSES: ("value",),
+    # the task's chance level, measured at the training loss (symptoms.Chance): value
+    # (nats), kind ("classes", "tokens", "vocab", "pairs"), label ("ln 3", "H"), classes
+    # (C or V), tokens (scored tokens the entropy was counted on); the last one holds
+    Event.CHANCE: ("value", "kind", "label", "classes", "tokens"),
     Event.BUDGET_REACHED: ("step",),
     # the early evaluation (early.py): its rows, and when it failed, the error (never the
     # run's failure) and whether the Trainer's own evaluation is owed at the budget's end

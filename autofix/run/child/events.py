@@ -18,7 +18,7 @@ from typing import Any
 
 from .contract import Env, Event
 from .facts import frame_facts
-from .symptoms import EXTENSION, LossMonitor
+from .symptoms import EXTENSION, Chance, LossMonitor
 
 #: The run's switches, set by the bootstrap from the environment the parent gave
 #: (:func:`configure`); nothing is read at import.
@@ -89,10 +89,43 @@ def emit(event: str, **data: Any) -> None:
 
 
 def set_num_classes(num_classes: Any) -> None:
-    """Tell the monitor the model's number of classes (first one seen wins)."""
-    if State.monitor.num_classes is None and isinstance(num_classes, int) and num_classes > 1:
-        State.monitor.num_classes = num_classes
-        emit(Event.NUM_CLASSES, value=num_classes)
+    """Tell the monitor a classifier's number of classes when no chance level is known yet
+    (Keras: the Hugging Face model's ``num_labels``; PyTorch measures it at the loss,
+    :mod:`chance`)."""
+    if State.monitor.level is None and isinstance(num_classes, int) and num_classes > 1:
+        set_chance(Chance.of_classes(num_classes))
+
+
+#: Relative change of the chance level (a token entropy still being counted) that is
+#: worth a new ``chance`` event; the last value is always sent by :func:`train_facts`.
+CHANCE_TOLERANCE = 0.005
+
+
+class _Sent:
+    chance: Chance | None = None  # the last chance level emitted
+
+
+def set_chance(level: Chance) -> None:
+    """Judge the run against ``level`` from now on (event ``chance``; ``num_classes`` too
+    for a classifier, which the reports name)."""
+    old = State.monitor.level
+    State.monitor.set_level(level)
+    if old is None or old.kind != level.kind or old.classes != level.classes:
+        if level.classes and level.kind == "classes":
+            emit(Event.NUM_CLASSES, value=level.classes)
+    _emit_chance()
+
+
+def _emit_chance(force: bool = False) -> None:
+    level, sent = State.monitor.level, _Sent.chance
+    if level is None:
+        return
+    if force or sent is None or sent.kind != level.kind \
+            or abs(level.value - sent.value) > CHANCE_TOLERANCE * sent.value:
+        if sent == level:
+            return
+        _Sent.chance = level
+        emit(Event.CHANCE, **level.to_json())
 
 
 def _json_number(value: float | None) -> Any:
@@ -160,6 +193,7 @@ def train_facts() -> None:
             emit("finding", kind=final.kind, step=final.step, evidence=final.evidence)
         elif final is not None:
             _confirm(final)
+    _emit_chance(force=True)
     predicted = [p for preds, _ in State.recent for p in preds]
     labels = [y for _, ys in State.recent for y in ys]
     emit("train_facts", optimizer_steps=State.steps, backward_calls=State.backward_calls,

@@ -30,7 +30,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from . import early, eval_metrics, events, loops, preflight, sampling, saved
+from . import chance, early, eval_metrics, events, loops, preflight, sampling, saved
 from .events import (
     AutofixStop,
     State,
@@ -38,7 +38,6 @@ from .events import (
     note_model,
     note_predictions,
     record_step,
-    set_num_classes,
 )
 
 _LABEL_COLUMNS = ("labels", "label", "label_ids")
@@ -194,9 +193,7 @@ def patch_trainer(module: types.ModuleType) -> None:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         original_init(self, *args, **kwargs)
         try:
-            facts = trainer_facts(self)
-            emit("trainer", **facts)
-            set_num_classes(facts["num_labels"])
+            emit("trainer", **trainer_facts(self))  # chance level: measured at the loss
         except Exception as exc:  # noqa: BLE001
             emit("probe_error", where="trainer_facts", message=repr(exc))
         self.add_callback(StopWhenTold())
@@ -291,7 +288,6 @@ def patch_modeling(module: types.ModuleType) -> None:
                 note_predictions(labels, logits)
             num_labels = getattr(getattr(self, "config", None), "num_labels", None)
             State.last_batch = (labels.detach(), logits.detach(), num_labels)
-            set_num_classes(num_labels)
         return out
 
     model_cls.__call__ = __call__
@@ -349,7 +345,7 @@ def patch_keras(module: types.ModuleType) -> None:
                  hf_model=config is not None, num_labels=num_labels,
                  optimizer=type(model.optimizer).__name__, lr=_keras_lr(model.optimizer),
                  **_keras_loss(getattr(model, "loss", None)))
-            set_num_classes(num_labels)
+            chance.keras_level(model, num_labels)
 
         def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
             self.seen = 0
@@ -439,6 +435,9 @@ HOOKS = (
     ("torch.utils.data.dataloader", preflight.patch_loader),
     ("torch.utils.data.dataloader", loops.patch_iterators),
     ("transformers.tokenization_utils_base", saved.patch_tokenizers),
+    ("torch.nn.functional", chance.patch_functional),
+    ("transformers.modeling_utils", chance.patch_models),
+    ("trl.trainer.dpo_trainer", chance.patch_trainer),
 )
 
 
