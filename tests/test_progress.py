@@ -64,3 +64,22 @@ def test_summary_suggests_merge_only_when_fixed() -> None:
         out = console.file.getvalue()  # type: ignore[attr-defined]
         assert " 1 file changed" in out and "Whole diff: git diff cccccccc..autofix/t" in out
         assert ("merge: git merge autofix/t" in out) is merge
+
+
+def test_status_line_states_the_extended_budget_and_a_shorter_script() -> None:
+    """Past --max-steps the run was extended (an unclear loss trains on before its verdict):
+    the line names the extended budget; a script shorter than the budget ends first."""
+    console = Console(file=io.StringIO(), force_terminal=True, width=200)
+    observer = ConsoleObserver(console, "train.py", max_steps=60)
+    observer.run_started(2, "")
+    observer.output_line(" 47%|████▋     | 70/150 [00:10<07:16,  3.5it/s]")
+    observer.step(70, 1.1)
+    assert ("step 70 (loss 1.100), stopping at step 120 of the script's 150 (extended from "
+            "60: no verdict yet)") in observer.status_text()
+    observer.run_started(3, "")
+    observer.output_line(" 50%|█████     | 20/40 [00:10<00:10,  2.0it/s]")
+    observer.step(20, 0.7)
+    text = observer.status_text()
+    observer.close()
+    assert "stopping at step 60" not in text
+    assert "step 20 (loss 0.700), to the script's end at step 40 (budget 60)" in text

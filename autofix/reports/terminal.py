@@ -24,6 +24,7 @@ from autofix.reports.formats import (
     training_runs,
     verifying_run,
 )
+from autofix.run.child.symptoms import extended_budget
 from autofix.types import Diagnosis, DirtyFile, MergeAdvice, RunRecord, SessionResult, Status
 from autofix.words import plural
 
@@ -78,10 +79,21 @@ class ConsoleObserver:
                                f"{self._budget()}")
 
     def _budget(self) -> str:
+        """The budget in force: ``--max-steps``, or the extended budget once the run is past
+        it (an unclear run trains on before its verdict), or the script's own end when its
+        progress bar shows fewer steps than that."""
         if not self.max_steps:
             return ", to the script's end (--full)"
+        limit = self.max_steps
+        if self.steps > limit:
+            limit = extended_budget(limit)
+            extended = f" (extended from {self.max_steps}: no verdict yet)"
+        else:
+            extended = ""
+        if self.script_total and self.script_total <= limit:
+            return f", to the script's end at step {self.script_total} (budget {limit})"
         total = f" of the script's {self.script_total}" if self.script_total else ""
-        return f", stopping at step {self.max_steps}{total}"
+        return f", stopping at step {limit}{total}{extended}"
 
     def status_text(self) -> str:
         """The status line: what autofix does, its step counter, the script's last line."""

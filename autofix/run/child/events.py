@@ -18,7 +18,7 @@ from typing import Any
 
 from .contract import Env, Event
 from .facts import frame_facts
-from .symptoms import EXTENSION, Chance, LossMonitor
+from .symptoms import Chance, LossMonitor, extended_budget
 
 #: The run's switches, set by the bootstrap from the environment the parent gave
 #: (:func:`configure`); nothing is read at import.
@@ -149,7 +149,7 @@ def record_step(loss: float | None, lr: float | None) -> bool:
             return True
     if MAX_STEPS and step >= State.limit:
         if State.limit == MAX_STEPS and State.monitor.should_extend():
-            State.limit = MAX_STEPS + max(1, round(EXTENSION * MAX_STEPS))
+            State.limit = extended_budget(MAX_STEPS)
             emit("budget_extended", step=step, limit=State.limit,
                  window_mean=_json_number(State.monitor.window_mean()),
                  reason="the loss is not clearly under the chance level yet and no stall "

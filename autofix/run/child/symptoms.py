@@ -79,6 +79,13 @@ HORIZON = 3.0  # "within three times as many steps again as were run"
 #: 0.00029 per step (0.10 over 3 x 120 steps, 7 % of ln 4).
 MIN_DROP = 0.02
 EXTENSION = 1.0  # an unclear run may train this x budget more steps before the verdict
+
+
+def extended_budget(max_steps: int) -> int:
+    """The step budget after the one extension of an unclear run (``EXTENSION`` x
+    ``max_steps`` more steps, at least one): 120 for the default 60."""
+    return max_steps + max(1, round(EXTENSION * max_steps))
+
 #: A language model's (or a preference loss's) fall from its first window counts as
 #: learning from this fraction of the chance level on (the slowest healthy LM sample, SFT
 #: completion-only at lr 1e-4 on the tiny Llama, falls 4.332 -> 4.016 over 30 steps: 10 %
