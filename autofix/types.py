@@ -7,6 +7,7 @@ do" and "failed" (the aider weak spot named in the project's style guide).
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -305,12 +306,21 @@ class Diagnosis:
         """True when ``other`` is this fault again at the same place: the same category
         raised from the same script line, by number or by text (a fix may edit the very
         line it fails on, or add an import above it). Symptoms have no line (0): the same
-        category is the same fault."""
+        category is the same fault. A call that now rejects another keyword argument
+        ("unexpected keyword argument 'beta'" after 'tokenizer') is a new fault: the fix
+        took the call past the first one."""
         if self.category != other.category:
+            return False
+        named = [_KEYWORD.search(d.evidence) for d in (self, other)]
+        if named[0] and named[1] and named[0].group(1) != named[1].group(1):
             return False
         same_text = bool(self.line_text.strip()) and self.line_text.strip() == \
             other.line_text.strip()
         return self.line == other.line or same_text
+
+
+#: The keyword a call rejected, in Python's TypeError.
+_KEYWORD = re.compile(r"unexpected keyword argument '(\w+)'")
 
 
 class RecipeStatus(str, enum.Enum):
@@ -405,6 +415,9 @@ class RecipeContext:
     keras: tuple[KerasFacts, ...] = ()
     #: the arguments the script runs with (``autofix SCRIPT -- ARGS``)
     args: tuple[str, ...] = ()
+    #: the run's measured facts (:attr:`ProbeReport.facts`: parameter counts, and under
+    #: ``"lm"`` what the language-model checks measured: module names, lengths, tokens)
+    facts: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -115,6 +115,15 @@ def test_same_fault_even_when_the_fix_edited_the_failing_line() -> None:
     assert not before.same_fault(Diagnosis("ragged-batch", "ValueError: x", "/u/t.py", 17))
 
 
+def test_a_call_rejecting_the_next_keyword_is_a_new_fault() -> None:
+    from autofix.types import Diagnosis
+
+    first = Diagnosis("api-drift", "TypeError: DPOTrainer.__init__() got an unexpected "
+                      "keyword argument 'tokenizer'", "/u/t.py", 40)
+    second = Diagnosis("api-drift", first.evidence.replace("tokenizer", "beta"), "/u/t.py", 40)
+    assert not first.same_fault(second) and first.same_fault(first)
+
+
 # -- faults from the corpus of public reports: frame guards and probe facts -----------
 
 PANDAS_TB = '''Traceback (most recent call last):

@@ -66,3 +66,13 @@ def test_short_lines_are_left_alone() -> None:
     before = "model = M.from_pretrained(ckpt)\n"
     after = "model = M.from_pretrained(ckpt, num_labels=3)\n"
     assert keep_style(before, after) == after
+
+
+def test_aligned_call_whose_first_line_grew_is_flowed_again() -> None:
+    before = ('lora = LoraConfig(r=8, lora_alpha=16, lora_dropout=0.05, target_modules=["c"],\n'
+              '                  task_type="CAUSAL_LM")\n')
+    after = before.replace('["c"]', '["q_proj", "k_proj", "v_proj", "o_proj"]')
+    assert keep_style(before, after) == (
+        "lora = LoraConfig(r=8, lora_alpha=16, lora_dropout=0.05,\n"
+        '                  target_modules=["q_proj", "k_proj", "v_proj", "o_proj"],\n'
+        '                  task_type="CAUSAL_LM")\n')

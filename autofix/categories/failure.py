@@ -67,6 +67,22 @@ class Failure:
                     return frame.values[name]
         return None
 
+    def summaries(self, kind: str = "", type_pattern: str = "", user: bool | None = None
+                  ) -> Iterator[Value]:
+        """Every summary of the described frames, innermost first, whose ``kind`` is
+        ``kind`` (``"model"``, ``"mapping"``...; "" any) and whose ``type`` (the value's
+        qualified class name) matches the regex ``type_pattern`` ("" any), in the user's or
+        the libraries' frames when ``user`` is given."""
+        for frame in self.frame_facts():
+            if user is not None and frame.user is not user:
+                continue
+            for value in frame.values.values():
+                if kind and value.get("kind") != kind:
+                    continue
+                if type_pattern and not re.search(type_pattern, str(value.get("type", ""))):
+                    continue
+                yield value
+
     def user_frames(self) -> list[FrameFacts]:
         """The described frames in the user's own files, innermost first."""
         return [f for f in self.frame_facts() if f.user]

@@ -268,6 +268,10 @@ def _nan_diagnosis(symptom: SymptomReport, float16: bool = False) -> Diagnosis:
     if samples and len(ignored) == len(samples):
         parts.append(f"all {len(samples)} labels of that batch are -100 (ignored), so the mean "
                      "loss is taken over zero targets")
+        if symptom.step == 1:  # from the first step on: the labels' fault, not the loss'
+            masked = get_category("labels-all-masked")
+            return Diagnosis(category=masked.id, via="nan-loss", evidence="; ".join(parts),
+                             details=tuple(_sample_lines(samples)), hint=masked.hint)
     elif bad:
         parts.append(f"non-finite per-sample losses at samples {[s.index for s in bad]} "
                      f"(labels {[s.label for s in bad]})")

@@ -619,7 +619,7 @@ class _Session:
             rc = RecipeContext(diagnosis=cause_diag, versions={**self.versions, **probe.versions},
                                trainers=tuple(probe.trainers), script=path,
                                datasets=tuple(probe.datasets), keras=tuple(probe.keras),
-                               args=tuple(self.o.args))
+                               args=tuple(self.o.args), facts=probe.facts)
             outcome = apply_recipe(recipe, source, rc)
             if isinstance(outcome, RecipeCrashed):
                 log = save_traceback(outcome.traceback or outcome.error, f"recipe-{recipe.id}")

@@ -188,6 +188,8 @@ READERS: dict[str, Callable[[ProbeReport, dict[str, Any]], None]] = {
                                                    if k not in ("event", "rank")}),
     Event.WOULD_STOP: lambda r, e: setattr(r, "symptom", r.symptom or _symptom(e)),
     Event.SAMPLED: lambda r, e: r.sampled.append(_sampled(e)),
+    Event.LM_FACTS: lambda r, e: r.facts.setdefault("lm", {}).update(
+        {k: v for k, v in e.items() if k not in ("event", "rank")}),
     Event.PREFLIGHT_FAULT: lambda r, e: r.faults.append(PreflightFault(
         str(e.get("check", "")), str(e.get("category", "")), str(e.get("evidence", "")))),
     Event.EVAL_METRICS: lambda r, e: r.evaluations.append(

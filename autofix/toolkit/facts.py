@@ -22,15 +22,17 @@ from autofix.types import ExceptionInfo, Frame, FrameFacts, ProbeReport, RecipeC
 
 
 def failure_of(rc: RecipeContext) -> Failure | None:
-    """The failure the recipe is fixing, with its facts and the trainers' datasets
-    (``None`` for a diagnosis without an exception: a symptom, a finding before any run)."""
+    """The failure the recipe is fixing, with its facts, the trainers' datasets and the
+    run's facts (``None`` for a diagnosis without an exception: a symptom, a finding before
+    any run)."""
     exc = rc.diagnosis.failure
     if exc is None:
         return None
     frames = tuple(key for candidate in (exc, *exc.chain)
                    for key in frame_keys(all_frames(candidate)))
     return Failure(exc, raised_site(exc), frames,
-                   ProbeReport(trainers=list(rc.trainers), datasets=list(rc.datasets)))
+                   ProbeReport(trainers=list(rc.trainers), datasets=list(rc.datasets),
+                               facts=dict(rc.facts)))
 
 
 def user_value(failure: Failure | None, name: str) -> Mapping[str, Any] | None:

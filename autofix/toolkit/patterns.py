@@ -44,3 +44,13 @@ TRL_TRAINER = (r"trl(\.[\w.]*)?\.(SFT|DPO|GRPO|Reward|KTO|ORPO|CPO|PPO|RLOO|Onli
 ANY_TRAINER = rf"({TRAINER}|{TRL_TRAINER})"
 #: Any class a trainer takes as ``args``: transformers' arguments classes, TRL's configs.
 ANY_TRAINING_ARGS = rf"({TRAINING_ARGS}|{TRL_CONFIG})"
+#: TRL's ``SFTTrainer``.
+SFT_TRAINER = r"trl(\.trainer(\.sft_trainer)?)?\.SFTTrainer"
+#: A PEFT adapter config (``LoraConfig``, ``LoHaConfig``, ``IA3Config``...).
+PEFT_CONFIG = r"peft(\.[\w.]*)?\.\w+Config"
+#: ``peft.get_peft_model``.
+GET_PEFT_MODEL = r"peft(\.[\w.]*)?\.get_peft_model"
+#: ``PeftModel.from_pretrained`` (and its task classes, ``AutoPeftModel*``).
+PEFT_FROM_PRETRAINED = r"peft(\.[\w.]*)?\.(Auto)?PeftModel\w*\.from_pretrained"
+#: transformers' ``DataCollatorWithPadding`` (it pads the inputs and makes no labels).
+WITH_PADDING_COLLATOR = r"transformers(\.[\w.]*)?\.DataCollatorWithPadding"

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import ClassVar, cast
+from typing import Any, ClassVar, cast
 
 import libcst as cst
 from libcst.codemod import CodemodContext, SkipFile, VisitorBasedCodemodCommand
@@ -63,6 +63,8 @@ class Example:
     trainers: tuple[TrainerFacts, ...] = ()
     datasets: tuple[DatasetFacts, ...] = ()
     keras: tuple[KerasFacts, ...] = ()
+    #: the run's facts (:attr:`autofix.types.RecipeContext.facts`)
+    run_facts: Mapping[str, Any] = field(default_factory=dict)
     evidence: str = "example"
     line: int = 0  # the failing line in ``before`` (0: none)
     #: the exception with the facts of its frames (:mod:`autofix.toolkit.facts`)
@@ -80,6 +82,7 @@ class Example:
             datasets=self.datasets,
             keras=self.keras,
             args=self.args,
+            facts=self.run_facts,
         )
 
 

@@ -8,7 +8,8 @@
   or the longest line the file already has, whichever is larger) is wrapped the way the
   file wraps its calls: one argument per line with a trailing comma when the file's
   multi-line calls open with a line break (black), otherwise continuation lines aligned
-  with the opening parenthesis.
+  with the opening parenthesis (a call already continued that way whose first line grew
+  has its arguments flowed again).
 """
 
 from __future__ import annotations
@@ -130,7 +131,12 @@ class _Wrap(cst.CSTTransformer):
 
     def visit_Call(self, node: cst.Call) -> None:
         pos = self.get_metadata(PositionProvider, node)
-        if pos.start.line in self.lines and pos.end.line == pos.start.line and node.args:
+        # a single-line call, or a call continued with aligned lines (visual style) whose
+        # first line grew: its arguments are flowed again
+        aligned = pos.end.line > pos.start.line and not self.hanging and \
+            not isinstance(node.whitespace_before_args, cst.ParenthesizedWhitespace)
+        if pos.start.line in self.lines and (pos.end.line == pos.start.line or aligned) \
+                and node.args:
             self.lines.discard(pos.start.line)
             self.target.append(node)
 
@@ -164,6 +170,9 @@ class _Wrap(cst.CSTTransformer):
                 width = column
             width += len(text)
             new_args.append(arg)
+            if isinstance(arg.comma, cst.Comma) and isinstance(arg.comma.whitespace_after,
+                                                               cst.ParenthesizedWhitespace):
+                width = column  # the call's own line break: the next line starts afresh
         return updated.with_changes(args=new_args)
 
 

@@ -1,11 +1,13 @@
 """The built-in catalogue, one module per family, registered in classification order:
-labels against the head, then the faults of values and of data structures recognised from the
-facts at the failure (they need those facts, so they never fire on a message alone and come
-first), the course's faults, drift between the script's classes and the libraries, the
-reported ones, saving and reloading what was trained (checkpoints), the libraries' own
-advice (what no category above claimed), the training symptoms and their root causes, then
-the run's own outcomes (``timeout``, ``unknown``). Adding a category is one entry in the
-family module it belongs to (``docs/recipes.md`` walks through it).
+the language-model family (its categories fire on their own messages, or only on their
+facts), labels against the head, then the faults of values and of data structures
+recognised from the facts at the failure (they need those facts, so they never fire on a
+message alone and come first), the course's faults, drift between the script's classes
+and the libraries, the reported ones, saving and reloading what was trained
+(checkpoints), the libraries' own advice (what no category above claimed), the training
+symptoms and their root causes, then the run's own outcomes (``timeout``, ``unknown``).
+Adding a category is one entry in the family module it belongs to (``docs/recipes.md``
+walks through it).
 
 Imports: autofix.types, autofix.paths, autofix.categories, autofix.run.child.contract.
 """
@@ -18,6 +20,7 @@ from autofix.categories.catalogue.course import COURSE
 from autofix.categories.catalogue.data import DATA
 from autofix.categories.catalogue.drift import DRIFT
 from autofix.categories.catalogue.labels import LABELS
+from autofix.categories.catalogue.llm import LLM
 from autofix.categories.catalogue.reported import REPORTED
 from autofix.categories.catalogue.run import TIMEOUT, UNKNOWN
 from autofix.categories.catalogue.symptoms import (
@@ -31,13 +34,13 @@ from autofix.categories.model import Category
 from autofix.categories.registry import register_category
 
 #: Every built-in category, in classification order.
-BUILT_IN: tuple[Category, ...] = (*LABELS, *VALUES, *DATA, *COURSE, *DRIFT, *REPORTED,
+BUILT_IN: tuple[Category, ...] = (*LLM, *LABELS, *VALUES, *DATA, *COURSE, *DRIFT, *REPORTED,
                                   *CHECKPOINTS, *ADVICE, *SYMPTOMS, *ROOT_CAUSES, TIMEOUT,
                                   UNKNOWN)
 
 for _category in BUILT_IN:
     register_category(_category)
 
-__all__ = ["ADVICE", "BUILT_IN", "CHECKPOINTS", "COURSE", "DATA", "DRIFT", "LABELS",
+__all__ = ["ADVICE", "BUILT_IN", "CHECKPOINTS", "COURSE", "DATA", "DRIFT", "LABELS", "LLM",
            "LR_TOO_HIGH", "REPORTED", "ROOT_CAUSES", "SLOW_TRIAL", "SYMPTOMS", "TIMEOUT",
            "UNKNOWN", "VALUES"]

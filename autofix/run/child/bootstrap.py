@@ -29,7 +29,7 @@ import traceback
 import types
 
 _DISTRIBUTIONS = ("torch", "transformers", "datasets", "accelerate", "tensorflow", "tf-keras",
-                  "keras", "numpy")
+                  "keras", "numpy", "trl", "peft")
 
 
 def load_child_package() -> types.ModuleType:

@@ -48,6 +48,7 @@ class Event:
     PREFLIGHT_FAULT = "preflight_fault"
     EVAL_METRICS = "eval_metrics"
     LOOP_ENDED = "loop_ended"
+    LM_FACTS = "lm_facts"
 
 
 #: Fields of a ``dataset`` event and of each entry of a ``trainer`` event's ``datasets``:
@@ -99,6 +100,16 @@ EVENTS: dict[str, tuple[str, ...]] = {
     Event.TRAIN_FACTS: ("params_total", "params_trainable", "param_dtype", "optimizer_steps",
                         "backward_calls", "zero_grad_calls", "recent_predicted",
                         "recent_labels"),
+    # what the language-model checks measured (preflight_lm.py), merged into the report's
+    # facts under "lm": the trained model's class, parameter counts, PEFT adapter state and
+    # module names (linear layers, attention projections), one batch's label facts, the
+    # pad and end-of-text ids, and ``dropped`` (rows TRL's preparation dropped, with the
+    # untruncated lengths)
+    Event.LM_FACTS: ("where", "model_class", "collator", "params_total", "params_trainable",
+                     "peft_adapter", "peft_inference_mode", "linear_names",
+                     "attention_linear", "max_position_embeddings", "pad_token_id",
+                     "eos_token_id", "batch_keys", "batch_rows", "scored_labels",
+                     "rows_without_targets", "eos_in_inputs", "eos_in_labels", "dropped"),
     # record-only benchmark mode: the symptom that would have stopped the run
     Event.WOULD_STOP: ("kind", "step", "evidence", "num_classes", "num_labels", "samples",
                        "analysis_error"),

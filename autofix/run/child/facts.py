@@ -264,14 +264,73 @@ def _dataframe(value: Any) -> dict[str, Any]:
     return out
 
 
+#: Modules walked for :func:`module_names` (a 70B Llama has about 1,300).
+MAX_MODULES = 20_000
+#: Names kept per list of :func:`module_names`.
+MAX_NAMES = 40
+
+
+def _linear(module: Any) -> bool:
+    """A linear layer PEFT can adapt: ``nn.Linear`` and its quantised kin (``Linear4bit``,
+    ``Linear8bitLt``), GPT-2's ``Conv1D``."""
+    name = type(module).__name__
+    return name.startswith("Linear") or name.endswith("Linear") or name == "Conv1D"
+
+
+def module_names(model: Any) -> dict[str, Any]:
+    """The model's real module names, as PEFT's ``target_modules`` match them: the leaf
+    names of its linear layers (``linear_names``), and of those the ones found only inside
+    attention blocks (a module whose class name has "Attention", or whose own name has
+    "attn"/"attention"), in order of appearance (``attention_linear``: Llama's ``q_proj,
+    k_proj, v_proj, o_proj``, GPT-2's ``c_attn``, BERT's ``query, key, value``). PEFT's
+    own layers (``lora_A``, ``base_layer``...) are left out. ``{}`` when the model has no
+    ``named_modules``; never raises."""
+    try:
+        walked = []
+        for i, (path, module) in enumerate(model.named_modules()):
+            if i >= MAX_MODULES:
+                break
+            walked.append((path, module))
+    except Exception:  # noqa: BLE001
+        return {}
+    kinds = {path: type(module).__name__ for path, module in walked}
+    inside: list[str] = []
+    outside: set[str] = set()
+    for path, module in walked:
+        parts = path.split(".")
+        if not path or not _linear(module) or parts[-1] == "base_layer" or any(
+                p.startswith("lora_") or p.startswith("lokr_") for p in parts):
+            continue
+        ancestors = [".".join(parts[:k]) for k in range(1, len(parts))]
+        attention = any("attention" in kinds.get(a, "").lower()
+                        or "attn" in a.rsplit(".", 1)[-1].lower()
+                        or "attention" in a.rsplit(".", 1)[-1].lower() for a in ancestors)
+        if attention:
+            if parts[-1] not in inside:
+                inside.append(parts[-1])
+        else:
+            outside.add(parts[-1])
+    names = sorted({*inside, *outside})
+    return {"linear_names": names[:MAX_NAMES],
+            "attention_linear": [n for n in inside if n not in outside][:MAX_NAMES]}
+
+
 def _module(value: Any) -> dict[str, Any]:
     """A torch ``nn.Module`` (a model): its class, its config's head, how many of its
-    parameter tensors there are and how many require grad (``params``, ``trainable``)."""
+    parameter tensors there are and how many require grad (``params``, ``trainable``), the
+    numbers of parameters they hold (``params_total``, ``params_trainable``) and its module
+    names (:func:`module_names`)."""
     out: dict[str, Any] = {"kind": "model", "type": _type_name(value)}
     params = list(itertools.islice(value.parameters(), 10_000))
     if params:
         out["params"] = len(params)
         out["trainable"] = sum(1 for p in params if getattr(p, "requires_grad", False))
+        try:
+            out["params_total"] = sum(p.numel() for p in params)
+            out["params_trainable"] = sum(p.numel() for p in params if p.requires_grad)
+        except Exception:  # noqa: BLE001
+            pass
+    out.update(module_names(value))
     config = getattr(value, "config", None)
     if config is not None:
         for name in ("num_labels", "problem_type", "model_type", "vocab_size", "pad_token_id",

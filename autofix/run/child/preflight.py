@@ -65,7 +65,7 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
-from . import early, label_contracts, sampling
+from . import early, label_contracts, preflight_lm, sampling
 from .contract import PROBABILITY_LOSSES, Event
 from .events import AutofixStop, State, describe_exception, emit
 
@@ -524,6 +524,9 @@ def patch_loader(module: Any) -> None:
             error = loop_checks(self, collate=first)
             if error is not None:  # the loop fails where it would have: its first batch
                 raise error
+            if not preflight_lm.Seen.checked_loop and preflight_lm.loop_checks(
+                    self, _trained_model()):  # a language model's fault: no step learns
+                raise AutofixStop("preflight")
         return original(self)
 
     __iter__._autofix = True  # type: ignore[attr-defined]

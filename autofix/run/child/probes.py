@@ -30,7 +30,17 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from . import chance, early, eval_metrics, events, loops, preflight, sampling, saved
+from . import (
+    chance,
+    early,
+    eval_metrics,
+    events,
+    loops,
+    preflight,
+    preflight_lm,
+    sampling,
+    saved,
+)
 from .events import (
     AutofixStop,
     State,
@@ -201,9 +211,12 @@ def patch_trainer(module: types.ModuleType) -> None:
     def train(self: Any, *args: Any, **kwargs: Any) -> Any:
         if preflight.ENABLED and not State.preflighted:
             State.preflighted = True
+            faults = preflight_lm.trainer_checks(self)
             errors = preflight.run_checks(self)
             if errors:  # the run fails as it would have at its first step, all reported
                 raise errors[0]
+            if faults:  # nothing raises, but no step could learn: end before the first
+                raise AutofixStop("preflight")
         if events.MAX_STEPS and not State.evaluated:
             State.evaluated = True
             early.evaluate_early(self)
@@ -438,6 +451,7 @@ HOOKS = (
     ("torch.nn.functional", chance.patch_functional),
     ("transformers.modeling_utils", chance.patch_models),
     ("trl.trainer.dpo_trainer", chance.patch_trainer),
+    ("trl.trainer.sft_trainer", preflight_lm.patch_sft),
 )
 
 

@@ -1,0 +1,299 @@
+"""Preflight checks for language models, before the first optimizer step.
+
+Runs inside the child (standard library only at import; ``torch`` is the child's own). A
+causal language model (a ``*ForCausalLM`` / ``*LMHeadModel``, also inside a PEFT wrapper)
+trained by ``Trainer``, TRL's ``SFTTrainer`` or a hand-written loop is checked on the real
+objects, at ``Trainer.train()`` and at the first iteration of a hand loop's ``DataLoader``:
+
+1. ``lm-trainable``: the number of parameters that require grad is above zero. With none,
+   nothing can learn: with gradient checkpointing on (``SFTConfig``'s default) the run even
+   trains, with a grad norm of 0 and a flat loss, and without it ``backward`` raises
+   "element 0 of tensors does not require grad". A PEFT model's adapter in inference mode
+   (``PeftModel.from_pretrained`` without ``is_trainable=True``) is named.
+2. ``lm-labels``: one batch through the loader's own collator has ``labels``, and at least
+   one row has a label that is scored (not -100 after the causal shift: the label at
+   position 0 is never predicted). Every row masked is the fault ``labels-all-masked``
+   (the loss is NaN or 0 from the first step: a mean over no targets); some rows masked
+   is a finding (they add nothing to the loss). A batch without ``labels`` is left to the
+   run: the model raises its own "did not return a loss" (``causal-lm-without-labels``).
+3. ``lm-pad-eos``: the pad token equals the end-of-text token, the batch holds real
+   (attended) end-of-text tokens, and none of them is in the labels: a collator that masks
+   labels by pad *id* (transformers' ``DataCollatorForLanguageModeling``) drops them, so
+   the model never learns to end its text and generation does not stop. A finding, not a
+   failure (the run trains). TRL's own collator pads the labels by position and keeps the
+   end-of-text token, so SFTTrainer's fallback (pad = eos when the tokenizer has none)
+   gives no finding.
+
+What was measured is sent as one ``lm_facts`` event (the model's trainable and total
+parameter counts, its attention projections' names, the batch's label facts), which the
+recipes read (``RecipeContext.facts["lm"]``). A fault is a ``preflight_fault`` event; the
+caller then ends the run before its first step (``AutofixStop``), as the Keras loss check
+does.
+
+At ``SFTTrainer``'s dataset preparation (``_prepare_dataset``, TRL 1.x): when the prepared
+split has fewer rows than it was given with ``max_length`` set (TRL drops the examples that
+truncation left without a completion token), the same rows are prepared again, at most
+:data:`REMEASURE_ROWS` of them, with ``max_length`` off, and the longest tokenized example
+and prompt are reported (``dropped`` in ``lm_facts``): the length the fix needs, measured
+by TRL's own preparation.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+from .contract import Event
+from .events import emit
+from .facts import module_names
+
+#: Rows prepared again to measure the untruncated lengths (a bound on the extra cost).
+REMEASURE_ROWS = 256
+#: The ignore index of transformers' losses.
+IGNORE_INDEX = -100
+#: TRL trainers whose batches are language-model batches (``input_ids`` + ``labels``);
+#: the preference and RL trainers build other batches and are not checked.
+LM_TRAINERS = ("SFTTrainer",)
+
+
+class Seen:
+    """What the checks measured in this run (reset per process)."""
+
+    facts: dict[str, Any] = {}
+    checked_loop = False
+
+
+def base_model(model: Any) -> Any:
+    """The model inside a PEFT wrapper (``get_base_model``), else ``model``."""
+    getter = getattr(model, "get_base_model", None)
+    if callable(getter):
+        try:
+            return getter()
+        except Exception:  # noqa: BLE001 - not a PEFT model after all
+            return model
+    return model
+
+
+def is_causal_lm(model: Any) -> bool:
+    """A Hugging Face causal language model (class ``*ForCausalLM`` or ``*LMHeadModel``),
+    also inside a PEFT wrapper."""
+    name = type(base_model(model)).__name__
+    return name.endswith("ForCausalLM") or name.endswith("LMHeadModel")
+
+
+def lm_trainer(trainer: Any) -> bool:
+    """``Trainer`` or ``SFTTrainer`` (or a subclass of theirs): no other TRL trainer."""
+    trl = [c.__name__ for c in type(trainer).__mro__ if c.__module__.startswith("trl.")]
+    return all(name in LM_TRAINERS or name.startswith("_") for name in trl)
+
+
+def peft_state(model: Any) -> dict[str, Any]:
+    """A PEFT model's active adapter and whether it is in inference mode (``{}`` for a
+    model without ``peft_config``)."""
+    configs = getattr(model, "peft_config", None)
+    if not isinstance(configs, dict) or not configs:
+        return {}
+    active = getattr(model, "active_adapter", None)
+    name = active if isinstance(active, str) and active in configs else next(iter(configs))
+    return {"peft_adapter": name,
+            "peft_inference_mode": bool(getattr(configs[name], "inference_mode", False))}
+
+
+def _tokens(tokenizer: Any, model: Any) -> tuple[int | None, int | None]:
+    """(pad id, eos id) from the tokenizer, else the model's config."""
+    config = getattr(base_model(model), "config", None)
+    pad = getattr(tokenizer, "pad_token_id", None)
+    eos = getattr(tokenizer, "eos_token_id", None)
+    if pad is None:
+        pad = getattr(config, "pad_token_id", None)
+    if eos is None:
+        eos = getattr(config, "eos_token_id", None)
+    return (pad if isinstance(pad, int) else None, eos if isinstance(eos, int) else None)
+
+
+def batch_facts(batch: Any, pad: int | None, eos: int | None) -> dict[str, Any]:
+    """Label facts of one collated batch (a mapping of tensors): its keys, rows, the rows
+    without a scored label (every label after the first -100), and, when the pad id equals
+    the end-of-text id, the attended end-of-text tokens of ``input_ids`` and those kept in
+    ``labels``."""
+    keys = [str(k) for k in getattr(batch, "keys", lambda: [])()]
+    out: dict[str, Any] = {"batch_keys": keys}
+    labels = batch["labels"] if "labels" in keys else None
+    ids = batch["input_ids"] if "input_ids" in keys else None
+    if labels is None or getattr(labels, "dim", lambda: 0)() != 2:
+        return out
+    scored = labels[:, 1:] != IGNORE_INDEX
+    out["batch_rows"] = int(labels.shape[0])
+    out["scored_labels"] = int(scored.sum().item())
+    out["rows_without_targets"] = int((~scored.any(dim=1)).sum().item())
+    if ids is not None and pad is not None and pad == eos and ids.shape == labels.shape:
+        mask = batch["attention_mask"] if "attention_mask" in keys else ids.new_ones(ids.shape)
+        real = (ids == eos) & (mask == 1)
+        out["eos_in_inputs"] = int(real.sum().item())
+        out["eos_in_labels"] = int((labels == eos).sum().item())
+    return out
+
+
+def _fault(check: str, category: str, evidence: str) -> dict[str, str]:
+    emit(Event.PREFLIGHT_FAULT, check=check, category=category, evidence=evidence)
+    return {"check": check, "category": category}
+
+
+def _judge(model: Any, facts: dict[str, Any], collator: Any) -> list[dict[str, str]]:
+    """Emit the facts, the faults and the findings they show; returns the faults."""
+    faults = []
+    total, trainable = facts.get("params_total"), facts.get("params_trainable")
+    if isinstance(total, int) and total and trainable == 0:
+        peft = ""
+        if facts.get("peft_inference_mode"):
+            peft = (f"; the PEFT adapter '{facts.get('peft_adapter')}' is in inference mode "
+                    "(PeftModel.from_pretrained loads it frozen unless is_trainable=True)")
+        elif facts.get("peft_adapter"):
+            peft = "; the PEFT model's adapter weights were frozen too"
+        faults.append(_fault("lm-trainable", "no-trainable-parameters",
+                             f"0 of the model's {total:,} parameters require grad{peft}: "
+                             "nothing can learn (the loss stays flat, the gradient norm is 0)"))
+    rows, empty = facts.get("batch_rows"), facts.get("rows_without_targets")
+    if isinstance(rows, int) and rows and empty == rows:
+        faults.append(_fault("lm-labels", "labels-all-masked",
+                             f"every label of the first batch is -100 ({rows} rows, no token "
+                             "scored after the causal shift): the loss is a mean over zero "
+                             "targets (NaN, or 0), nothing is learned"))
+    elif isinstance(rows, int) and isinstance(empty, int) and empty:
+        emit(Event.FINDING, kind="rows-without-targets", step=0,
+             evidence=f"{empty} of the {rows} rows of the first batch have no scored label "
+                      "(every label -100 after the causal shift): they add nothing to the "
+                      "loss (prompts longer than the sequence length, or a mask that covers "
+                      "the answer)")
+    if facts.get("eos_in_inputs") and facts.get("eos_in_labels") == 0:
+        emit(Event.FINDING, kind="pad-token-is-eos", step=0,
+             evidence=f"the pad token is the end-of-text token and "
+                      f"{type(collator).__name__} sets every pad id in the labels to -100: "
+                      f"the first batch has {facts['eos_in_inputs']} real end-of-text tokens "
+                      "in input_ids and 0 in labels, so the model never learns to end its "
+                      "text and generation will not stop; give the tokenizer a pad token the "
+                      "texts never hold (tokenizer.pad_token = tokenizer.unk_token when it "
+                      "has one, else add '<pad>' and resize the embeddings)")
+    return faults
+
+
+def _measure(model: Any, batch: Any, tokenizer: Any, collator: Any,
+             where: str) -> dict[str, Any]:
+    params = list(model.parameters())
+    facts: dict[str, Any] = {
+        "where": where, "model_class": type(base_model(model)).__name__,
+        "collator": type(collator).__name__ if collator is not None else "",
+        "params_total": sum(p.numel() for p in params),
+        "params_trainable": sum(p.numel() for p in params if p.requires_grad),
+        **peft_state(model), **module_names(model)}
+    positions = getattr(getattr(base_model(model), "config", None), "max_position_embeddings",
+                        None)
+    if isinstance(positions, int):
+        facts["max_position_embeddings"] = positions
+    pad, eos = _tokens(tokenizer, model)
+    facts.update({"pad_token_id": pad, "eos_token_id": eos})
+    if batch is not None:
+        facts.update(batch_facts(batch, pad, eos))
+    return facts
+
+
+def _emit(facts: dict[str, Any]) -> None:
+    Seen.facts.update(facts)
+    emit(Event.LM_FACTS, **facts)
+
+
+def trainer_checks(trainer: Any) -> list[dict[str, str]]:
+    """The checks at ``Trainer.train()`` (module docstring); returns the faults found
+    (each emitted as a ``preflight_fault``). Nothing for a model that is not a causal LM,
+    a TRL trainer other than ``SFTTrainer``, or a batch that cannot be collated (the other
+    preflight checks report that)."""
+    model = getattr(trainer, "model", None)
+    if model is None or not is_causal_lm(model) or not lm_trainer(trainer):
+        return []
+    from .preflight import _same_randomness
+
+    batch = None
+    with _same_randomness():
+        try:
+            batch = next(iter(trainer.get_train_dataloader()))
+        except Exception:  # noqa: BLE001 - the collate check reports it
+            batch = None
+    collator = getattr(trainer, "data_collator", None)
+    tokenizer = getattr(trainer, "processing_class", None) or getattr(collator, "tokenizer",
+                                                                       None)
+    facts = _measure(model, batch, tokenizer, collator, type(trainer).__name__)
+    _emit(facts)
+    return _judge(model, facts, collator)
+
+
+def loop_checks(loader: Any, model: Any) -> list[dict[str, str]]:
+    """The checks at a hand loop's first batch (once per run), on ``model`` (the one model
+    the loop trains) and one batch of ``loader`` through its ``collate_fn``."""
+    if Seen.checked_loop or model is None or not is_causal_lm(model):
+        return []
+    Seen.checked_loop = True
+    from .preflight import _loader_batch, _same_randomness
+
+    with _same_randomness():
+        try:
+            batch = _loader_batch(loader)
+        except Exception:  # noqa: BLE001 - the loader-collate check reports it
+            batch = None
+    collator = getattr(loader, "collate_fn", None)
+    facts = _measure(model, batch, getattr(collator, "tokenizer", None), collator, "loop")
+    _emit(facts)
+    return _judge(model, facts, collator)
+
+
+# --- TRL's dataset preparation --------------------------------------------------------
+
+
+def _lengths(dataset: Any) -> tuple[int, int]:
+    """(longest ``input_ids``, longest prompt: the tokens before the first scored label)
+    over ``dataset``'s rows."""
+    longest = prompt = 0
+    for row in dataset:
+        ids = row.get("input_ids") or []
+        labels = row.get("labels") or []
+        longest = max(longest, len(ids))
+        first = next((i for i, v in enumerate(labels) if v != IGNORE_INDEX), len(labels))
+        prompt = max(prompt, first)
+    return longest, prompt
+
+
+def patch_sft(module: types.ModuleType) -> None:
+    """Wrap ``SFTTrainer._prepare_dataset`` (module docstring, last paragraph)."""
+    from . import preflight
+
+    trainer_cls = getattr(module, "SFTTrainer", None)
+    original = getattr(trainer_cls, "_prepare_dataset", None)
+    if not preflight.ENABLED or original is None or getattr(original, "_autofix", False):
+        return
+
+    def _prepare_dataset(self: Any, dataset: Any, processing_class: Any, args: Any,
+                         *rest: Any, **kwargs: Any) -> Any:
+        prepared = original(self, dataset, processing_class, args, *rest, **kwargs)
+        try:
+            before, after = len(dataset), len(prepared)
+            limit = getattr(args, "max_length", None)
+        except Exception:  # noqa: BLE001 - an iterable dataset: nothing to count
+            return prepared
+        if not isinstance(limit, int) or after >= before:
+            return prepared
+        dropped: dict[str, Any] = {"rows_in": before, "rows_out": after, "max_length": limit}
+        try:
+            sample = dataset.select(range(min(before, REMEASURE_ROWS)))
+            args.max_length = None
+            try:
+                full = original(self, sample, processing_class, args, *rest, **kwargs)
+            finally:
+                args.max_length = limit
+            dropped["longest"], dropped["longest_prompt"] = _lengths(full)
+            dropped["measured_rows"] = len(sample)
+        except Exception as exc:  # noqa: BLE001 - the counts alone are still facts
+            dropped["measure_error"] = repr(exc)[:200]
+        _emit({"dropped": dropped})
+        return prepared
+
+    _prepare_dataset._autofix = True  # type: ignore[attr-defined]
+    trainer_cls._prepare_dataset = _prepare_dataset  # type: ignore[union-attr]
