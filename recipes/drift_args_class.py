@@ -51,7 +51,7 @@ class DriftArgsClass(TrainerDrift):
             before=("from transformers import Seq2SeqTrainer, TrainingArguments\n"
                     "args = TrainingArguments('out', predict_with_generate=True)\n"
                     "trainer = Seq2SeqTrainer(model=model, args=args)\n"),
-            after=("from transformers import Seq2SeqTrainingArguments, Seq2SeqTrainer\n"
+            after=("from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments\n"
                    "args = Seq2SeqTrainingArguments('out', predict_with_generate=True)\n"
                    "trainer = Seq2SeqTrainer(model=model, args=args)\n"),
             evidence="AttributeError: 'TrainingArguments' object has no attribute "

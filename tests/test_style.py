@@ -36,6 +36,37 @@ def test_added_import_name_goes_last_on_an_unsorted_line() -> None:
         "from transformers import Trainer, AutoTokenizer, DataCollatorWithPadding\nx = 1\n")
 
 
+def test_swapped_import_name_keeps_a_sorted_line_sorted() -> None:
+    """A recipe swapping ``DataCollatorWithPadding`` for ``DataCollatorForLanguageModeling``
+    (cases-t3 t3_08) on a sorted, parenthesized line: sorted again, the layout kept."""
+    before = ("from transformers import (AutoTokenizer, DataCollatorWithPadding, Trainer,\n"
+              "                          TrainingArguments)\n")
+    after = ("from transformers import (DataCollatorForLanguageModeling, AutoTokenizer, Trainer,\n"
+             "                          TrainingArguments)\n")
+    assert keep_style(before, after) == (
+        "from transformers import (AutoTokenizer, DataCollatorForLanguageModeling, Trainer,\n"
+        "                          TrainingArguments)\n")
+    unsorted = "from transformers import Trainer, DataCollatorWithPadding\n"
+    swapped = "from transformers import Trainer, DataCollatorForLanguageModeling\n"
+    assert keep_style(unsorted, swapped) == swapped  # an unsorted line: the new name in place
+
+
+def test_grown_continuation_line_of_an_aligned_call_is_flowed_again() -> None:
+    """An argument appended to the last line of a call continued with aligned lines (the
+    ``preprocess_logits_for_metrics=`` of cases-t3 t3_09): that line is broken where it
+    passes the limit, aligned with the parenthesis; the user's own break stays."""
+    first = "    trainer = Trainer(model=model, args=args, train_dataset=ds['train'],"
+    before = (f"def main():\n{first}\n"
+              "                      data_collator=collator, compute_metrics=compute_metrics)\n")
+    after = (f"def main():\n{first}\n"
+             "                      data_collator=collator, compute_metrics=compute_metrics, "
+             "preprocess_logits_for_metrics=logits_only)\n")
+    assert keep_style(before, after) == (
+        f"def main():\n{first}\n"
+        "                      data_collator=collator, compute_metrics=compute_metrics,\n"
+        "                      preprocess_logits_for_metrics=logits_only)\n")
+
+
 def test_grown_call_is_wrapped_black_style_by_default() -> None:
     source = ("from transformers import AutoModelForSequenceClassification\n"
               f"model = AutoModelForSequenceClassification.from_pretrained({LONG})\n")

@@ -1,15 +1,16 @@
 """Edits that keep the file's own style (applied to every recipe's output).
 
 * Import order: LibCST's ``AddImportsVisitor`` puts a new name in front of an existing
-  ``from m import a, b`` line; when the line was sorted (plainly, or isort's default
-  constants/classes/functions order) the names are sorted again, otherwise the new name
-  goes last.
+  ``from m import a, b`` line, and a recipe that swaps one name for another leaves the new
+  one where the old one stood; when the line was sorted (plainly, or isort's default
+  constants/classes/functions order) the names are sorted again, otherwise an added name
+  goes last and a swapped one keeps its place.
 * Line length: a call an edit grew past the file's limit (88, black's and ruff's default,
   or the longest line the file already has, whichever is larger) is wrapped the way the
   file wraps its calls: one argument per line with a trailing comma when the file's
   multi-line calls open with a line break (black), otherwise continuation lines aligned
-  with the opening parenthesis (a call already continued that way whose first line grew
-  has its arguments flowed again).
+  with the opening parenthesis (a call already continued that way whose first or a later
+  line grew has its arguments flowed again, its own line breaks kept).
 """
 
 from __future__ import annotations
@@ -60,12 +61,17 @@ class _ImportOrder(cst.CSTTransformer):
         old = self.before.get(module)
         aliases = list(updated.names)
         names = [_alias_name(a) for a in aliases]
-        if not old or len(names) <= len(old) or not set(old) < set(names):
+        if not old or set(names) == set(old):
             return updated
         key = _sort_key(old)
-        by_name = dict(zip(names, aliases, strict=True))
         added = [n for n in names if n not in old]
-        order = sorted(names, key=key) if key else [*[n for n in names if n in old], *added]
+        if set(old) < set(names):  # names added: sorted in, or last on an unsorted line
+            order = sorted(names, key=key) if key else [*[n for n in names if n in old], *added]
+        elif key:  # a name swapped for another (or dropped) on a sorted line: sorted again
+            order = sorted(names, key=key)
+        else:  # an unsorted line keeps the new name where the old one stood
+            return updated
+        by_name = dict(zip(names, aliases, strict=True))
         if order == names:
             return updated
         commas = [a.comma for a in aliases]  # layout belongs to the position, not the name
@@ -111,6 +117,14 @@ def _hanging_style(module: cst.Module) -> bool:
     return hanging >= visual
 
 
+def _flat_args(call: cst.Call) -> bool:
+    """Every argument of ``call`` is written on one line (its line breaks, if any, are
+    the ones after its commas), so flowing them again moves whole arguments only."""
+    code = cst.Module([]).code_for_node
+    return all("\n" not in code(a.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+               for a in call.args)
+
+
 def _newline(column: int) -> cst.ParenthesizedWhitespace:
     return cst.ParenthesizedWhitespace(first_line=cst.TrailingWhitespace(), empty_lines=[],
                                        indent=True, last_line=cst.SimpleWhitespace(" " * column))
@@ -135,10 +149,17 @@ class _Wrap(cst.CSTTransformer):
         # first line grew: its arguments are flowed again
         aligned = pos.end.line > pos.start.line and not self.hanging and \
             not isinstance(node.whitespace_before_args, cst.ParenthesizedWhitespace)
-        if pos.start.line in self.lines and (pos.end.line == pos.start.line or aligned) \
-                and node.args:
+        if not node.args:
+            return
+        if pos.start.line in self.lines and (pos.end.line == pos.start.line or aligned):
             self.lines.discard(pos.start.line)
             self.target.append(node)
+        elif aligned and _flat_args(node):
+            # a continuation line of an aligned call grew (an argument appended last)
+            grown = {n for n in self.lines if pos.start.line < n <= pos.end.line}
+            if grown:
+                self.lines -= grown
+                self.target.append(node)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         if not self.target or original is not self.target[-1]:
