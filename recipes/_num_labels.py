@@ -270,7 +270,10 @@ class HeadSize(PlannedEdits):
 
     def _set_count(self, call: cst.Call) -> None:
         value = cst.Integer(str(self.num_labels))
-        assigned = self._assigned_attribute(call, "num_labels")
+        # ``config.num_labels = N`` before the model is built sizes its head;
+        # ``model.num_labels = N`` after it is built changes no layer
+        is_config = self.is_qualified(call.func, CONFIG_CALL)
+        assigned = self._assigned_attribute(call, "num_labels") if is_config else None
         if assigned is not None:
             self._follow(assigned.value, None)
             return

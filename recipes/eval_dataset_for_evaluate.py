@@ -42,8 +42,8 @@ class PassEvalDataset(AdviceRecipe):
                            "trainer.train()\n"
                            "print(trainer.evaluate())\n",
             after=_LOAD + "trainer = Trainer(model=model, args=TrainingArguments('o'),\n"
-                          "                  train_dataset=enc['train'].select(range(32)), "
-                          "eval_dataset=enc[\"test\"])\n"
+                          "                  train_dataset=enc['train'].select(range(32)),\n"
+                          "                  eval_dataset=enc[\"test\"])\n"
                           "trainer.train()\n"
                           "print(trainer.evaluate())\n",
             evidence=_EVIDENCE,

@@ -63,7 +63,8 @@ class PassEvalSplit(AdviceRecipe):
                           "trainer = Trainer(model, TrainingArguments('o', "
                           "eval_strategy='epoch'),\n"
                           "                  train_dataset=tokenized['train'].select("
-                          "range(100)), eval_dataset=val_ds)\n",
+                          "range(100)),\n"
+                          "                  eval_dataset=val_ds)\n",
             evidence=_EVIDENCE,
         ),
         Example(  # no evaluation split: evaluation is turned off, at its source

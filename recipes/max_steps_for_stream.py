@@ -49,7 +49,8 @@ class DeriveMaxSteps(AdviceRecipe):
             after=_STREAM + "train = stream.take(640)\n"
                             "args = TrainingArguments('o', per_device_train_batch_size=16,\n"
                             "                         gradient_accumulation_steps=2, "
-                            "num_train_epochs=3, max_steps=60)\n"
+                            "num_train_epochs=3,\n"
+                            "                         max_steps=60)\n"
                             "Trainer(model=model, args=args, train_dataset=train)\n",
             evidence=_EVIDENCE,
         ),

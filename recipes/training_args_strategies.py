@@ -73,7 +73,8 @@ class AlignSaveWithEval(Recipe):
             after=("from transformers import TrainingArguments\n"
                    "args = TrainingArguments('out', save_strategy='steps', save_steps=50,\n"
                    "                         load_best_model_at_end=True, "
-                   "eval_strategy=\"steps\", eval_steps=50)\n"),
+                   "eval_strategy=\"steps\",\n"
+                   "                         eval_steps=50)\n"),
             evidence=f"ValueError: {_MATCH}, but found",
         ),
         Example(  # steps: save_steps becomes the next multiple of eval_steps

@@ -64,7 +64,7 @@ def test_forgotten_double_dash_shows_the_right_command_line(tmp_path: Path) -> N
 def test_unknown_only_or_skip_recipe_is_a_usage_error(scratch_repo: Repo) -> None:
     repo = scratch_repo({"clean.py": TEST_SCRIPTS / "clean.py"})
     done = run_autofix(["clean.py", "--only", "no-such-recipe"], workdir(repo))
-    assert done.returncode == 2 and "unknown recipe(s): no-such-recipe" in done.stderr
+    assert done.returncode == 2 and "unknown recipe: no-such-recipe" in done.stderr
     assert "run 1" not in done.stdout
 
 
@@ -136,7 +136,7 @@ def test_log_undo_branches_prune(scratch_repo: Repo) -> None:
     assert f"dropped {shas[1][:8]}" in undo.stdout
 
     refused = run_autofix(["undo", "plain"], cwd)  # a branch autofix did not make
-    assert refused.returncode == 2 and "not made by autofix" in refused.stderr
+    assert refused.returncode == 2 and "plain is not an autofix branch" in refused.stderr
     _fix_branch(repo, "autofix/u", 1)  # then a commit of the user's on top
     tree = repo.heads["autofix/u"].commit.tree.hexsha
     mine = repo.git.commit_tree(tree, "-p", "autofix/u", "-m", "my own change")

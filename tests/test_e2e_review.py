@@ -91,7 +91,11 @@ def test_json_report_and_commit_message(session: dict[str, object]) -> None:
     assert real.returncode == 0, real.stdout + real.stderr  # type: ignore[attr-defined]
     doc = json.loads((session["root"] / "r.json").read_text())  # type: ignore[operator]
     jsonschema.validate(doc, json.loads(SCHEMA_PATH.read_text()))
-    assert [r["outcome"] for r in doc["runs"]] == ["failed", "ok"]
+    outcomes = [r["outcome"] for r in doc["runs"]]
+    # run 2 trains; its "learning slowly" finding at lr 1e-2 may get a learning-rate trial
+    # (run 3), dropped when it does not help: one fix either way
+    assert outcomes[0] == "failed" and set(outcomes[1:]) == {"ok"} and len(outcomes) <= 3
+    assert len(doc["fixes"]) == 1
     assert [s["step"] for s in doc["runs"][1]["steps"]] == list(range(1, 31))
     fix = doc["fixes"][0]
     assert fix["file"] == "sub/train.py" and fix["summary"] and fix["commit"]
@@ -109,4 +113,4 @@ def test_json_report_and_commit_message(session: dict[str, object]) -> None:
 def test_resume_on_a_fixed_branch_mentions_its_fixes(session: dict[str, object]) -> None:
     again = session["again"]
     assert again.returncode == 0, again.stdout + again.stderr  # type: ignore[attr-defined]
-    assert "already holds 1 autofix commit(s)" in again.stdout  # type: ignore[attr-defined]
+    assert "already holds 1 autofix commit from earlier sessions" in again.stdout  # type: ignore[attr-defined]
