@@ -51,7 +51,7 @@ def test_four_workers_on_one_repository(scratch_repo: Repo) -> None:
     hang = next(s for s in report["scripts"] if s["path"] == "ex/hang.py")
     assert hang["runs"][0]["category"] == "timeout"
     markdown = (root.parent / "batch.md").read_text()
-    assert "| `ex/drift_0.py` | fixed | 1 |" in markdown
+    assert "| `ex/drift_0.py` | ran | 1 |" in markdown  # fixed, but nothing trained: "ran"
     assert "## `ex/hang.py`: gave_up" in markdown
     # found by the API check alongside run 1: the fix names no run, and its evidence is the
     # error the installed library would raise
