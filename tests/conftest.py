@@ -24,6 +24,21 @@ AUTOFIX = [sys.executable, "-m", "autofix"]
 TIERS = ("process", "e2e", "v4", "old", "slow")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Under ``pytest -n`` (pytest-xdist) each worker gets a temporary folder of its own
+    (``TMPDIR``, inherited by every script a test runs), so two sample scripts writing
+    ``tempfile.gettempdir()/<output_dir>`` at once never share a folder."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        import tempfile
+
+        base = Path(tempfile.gettempdir()) / f"autofix-tests-{os.getpid()}-{worker}"
+        base.mkdir(parents=True, exist_ok=True)
+        os.environ["TMPDIR"] = str(base)
+        tempfile.tempdir = None  # gettempdir() reads TMPDIR again
+        config.add_cleanup(lambda: shutil.rmtree(base, ignore_errors=True))
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that has no tier marker ``fast`` (no process, no training)."""
     for item in items:
