@@ -145,7 +145,7 @@ def test_log_undo_branches_prune(scratch_repo: Repo) -> None:
     assert refused.returncode == 2 and "not an autofix fix commit" in refused.stderr
     assert repo.heads["autofix/u"].commit.hexsha == mine
     refused = run_autofix(["undo", "main"], cwd)  # checked out
-    assert refused.returncode == 2 and "checked out" in refused.stderr
+    assert refused.returncode == 2 and "main is not an autofix branch" in refused.stderr
 
     pruned = run_autofix(["branches", "--prune"], cwd)
     assert "deleted autofix/merged" in pruned.stdout

@@ -12,6 +12,7 @@ is learning: exit 0, status clean, no finding.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,14 +27,19 @@ pytestmark = [pytest.mark.e2e]
 LLM = SAMPLES / "llm"
 
 
-def test_a_healthy_sft_run_is_judged_against_its_token_entropy(scratch_repo: Repo) -> None:
+def test_a_healthy_sft_run_is_judged_against_its_token_entropy(
+        scratch_repo: Repo, tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from make_tiny_llm import build  # the model is built here: it reads the project's data
+
+    tiny = build(tmp_path / "tiny-llm")
     repo = scratch_repo({"llm/sft_instructions.py": LLM / "sft_instructions.py",
-                         "llm/data": LLM / "data",
-                         "scripts/make_tiny_llm.py": ROOT / "scripts" / "make_tiny_llm.py"})
+                         "llm/data": LLM / "data"})
     root = Path(str(repo.working_tree_dir))
     before = snapshot(repo)
     done = run_autofix(["llm/sft_instructions.py", "--branch", "fixes",
-                        "--report", "../report.json"], root)
+                        "--report", "../report.json"], root,
+                       env={"AUTOFIX_TINY_LLM": str(tiny), "OMP_NUM_THREADS": "1"})
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
     report = json.loads((root.parent / "report.json").read_text())
