@@ -84,6 +84,10 @@ class Category:
     rerun_note: str = ""
     #: For symptoms: the rules naming fixable root causes from the run's facts, in order.
     root_causes: tuple[RootCause, ...] = ()
+    #: The root causes are alternative repairs of one fault (a diverging loss): only the
+    #: first cause whose recipe applies is fixed, and the next is tried when that fix does
+    #: not prove itself. ``False``: every cause found gets its fix at once.
+    alternatives: bool = False
     #: Sites (:data:`autofix.categories.sites.SITES`) the error must be raised in (empty:
     #: anywhere). Only an exception without any frame (a bare message) is not restricted.
     raised_in: tuple[str, ...] = ()

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 from autofix.categories import TIMEOUT, UNKNOWN, Category, all_categories, get_category
+from autofix.categories.catalogue.divergence import divergence_evidence
 from autofix.categories.failure import Failure
 from autofix.categories.sites import all_frames, frame_keys, raised_site
 from autofix.categories.tracebacks import inner_message, parse_traceback
@@ -200,7 +201,8 @@ def diagnose_symptom(run: RunResult) -> Diagnosis | None:
     if symptom is None:
         return None
     if symptom.kind == "nan-loss":
-        return _nan_diagnosis(symptom, run.probe.facts.get("param_dtype") == "torch.float16")
+        return _nan_diagnosis(symptom, run.probe.facts.get("param_dtype") == "torch.float16",
+                              run.probe)
     stalled = get_category("stalled-loss")
     causes = [rule.category for rule in stalled.root_causes if rule.found(run.probe)]
     rates = [s.lr for s in run.probe.steps if s.lr is not None]
@@ -251,7 +253,8 @@ def stall_advice(run: RunResult) -> list[str]:
     return out
 
 
-def _nan_diagnosis(symptom: SymptomReport, float16: bool = False) -> Diagnosis:
+def _nan_diagnosis(symptom: SymptomReport, float16: bool = False,
+                   probe: ProbeReport | None = None) -> Diagnosis:
     samples, head = symptom.samples, symptom.num_labels
     outside = [s for s in samples if head is not None and (s.label >= head or -100 < s.label < 0)]
     if outside:
@@ -283,8 +286,25 @@ def _nan_diagnosis(symptom: SymptomReport, float16: bool = False) -> Diagnosis:
     elif samples:
         parts.append("every per-sample loss of that batch is finite; the NaN comes from "
                      "elsewhere (fp16 overflow, a learning rate far too high, log(0))")
-    return Diagnosis(category="nan-loss", evidence="; ".join(parts),
-                     details=tuple(_sample_lines(samples)), hint=get_category("nan-loss").hint)
+    nan = get_category("nan-loss")
+    numeric = divergence_evidence(probe) if probe is not None else []
+    causes = [rule.category for rule in nan.root_causes if probe is not None
+              and rule.found(probe)]
+    if causes:  # a diverging loss: its causes are alternatives, the first is tried first
+        parts.append(f"root causes: {', '.join(causes)}")
+    return Diagnosis(category=causes[0] if causes else "nan-loss",
+                     evidence="; ".join([*parts[:1], *numeric, *parts[1:]]),
+                     details=(*numeric, *_sample_lines(samples)),
+                     via="nan-loss" if causes else "", causes=tuple(causes),
+                     facts=_rate(probe),
+                     hint=get_category(causes[0]).hint if causes else nan.hint)
+
+
+def _rate(probe: ProbeReport | None) -> tuple[tuple[str, str], ...]:
+    """The fact ``lr``: the largest learning rate the run stepped with (none recorded: no
+    fact)."""
+    rates = [s.lr for s in probe.steps if s.lr is not None] if probe is not None else []
+    return (("lr", repr(max(rates))),) if rates else ()
 
 
 def _sample_lines(samples: tuple[SampleLoss, ...], limit: int = 8) -> list[str]:

@@ -27,7 +27,7 @@ from typing import Protocol
 from autofix.categories import Place, all_categories, get_category, is_category
 from autofix.errors import AutofixError, save_traceback
 from autofix.loop.api_check import api_diagnoses
-from autofix.loop.fixgroups import FixGroup
+from autofix.loop.fixgroups import FixGroup, symptom_of
 from autofix.loop.messages import commit_message
 from autofix.loop.verdicts import (
     chance_of,
@@ -538,7 +538,9 @@ class _Session:
         in ``exclude``), one commit each. Returns the fixes, or why there is none:
         :class:`NoRecipe`, :class:`NotApplicable` (every recipe declined) or
         :class:`RecipeCrashed` (the last crash, when no recipe applied and one crashed).
-        A crashing recipe is reported in ``warnings`` and the next one is tried."""
+        A crashing recipe is reported in ``warnings`` and the next one is tried. When the
+        symptom's causes are alternatives (``Category.alternatives``: a diverging loss) only
+        the first cause whose recipe applies is fixed."""
         number = self.n if run_n is None else run_n  # 0: found before any run
         causes = diag.causes or (diag.category,)
         candidates = {c: [r for r in self.recipes(c) if r.id not in exclude] for c in causes}
@@ -550,7 +552,11 @@ class _Session:
         reasons: list[str] = []
         crash: RecipeCrashed | None = None
         modules = self.modules(run)
+        symptom = symptom_of(diag)  # causes that are alternatives: the first that applies
+        alternatives = bool(symptom) and get_category(symptom).alternatives
         for cause in causes:
+            if fixes and alternatives:
+                break
             cause_diag = dataclasses.replace(diag, category=cause)
             for recipe in candidates[cause]:
                 fix, declined = self.apply_one(recipe, cause, cause_diag, diag, run, number,

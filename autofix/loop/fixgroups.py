@@ -137,7 +137,8 @@ class FixGroup:
         they did). An error fix fails when the same error comes back at the same place
         or a new error comes from a line it changed; a symptom fix must also prove
         itself (the same symptom again, or a healthy run whose loss is not clearly under
-        the chance level, fails it). A trial (``tentative``) owes the same proof."""
+        the chance level, or for a non-finite loss one not finite and falling, fails it).
+        A trial (``tentative``) owes the same proof."""
         if isinstance(verdict, Diagnosis):
             again = next((d for d in (self.diagnosis, *self.extra) if verdict.same_fault(d)),
                          None)
@@ -157,8 +158,9 @@ class FixGroup:
                 return (f"recipe {self.recipes} did not help: {symptom_of(verdict)} after "
                         f"it ({verdict.evidence})")
             return ""
-        if (self.symptom or self.tentative) and not verdict.proven:
-            return f"recipe {self.recipes} did not help: {proof_failure(run)}"
+        why = proof_failure(run, self.symptom) if self.symptom or self.tentative else ""
+        if why:
+            return f"recipe {self.recipes} did not help: {why}"
         return ""
 
 

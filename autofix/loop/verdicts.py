@@ -15,6 +15,7 @@ from autofix.run.child.symptoms import (
     Chance,
     LossMonitor,
     fit,
+    t95,
 )
 from autofix.types import (
     Diagnosis,
@@ -121,8 +122,45 @@ def healthy_evidence(run: RunResult) -> str:
             f"{sum(tail) / len(tail):.3f} over the last {len(tail)} steps{extended}{slow}")
 
 
-def proof_failure(run: RunResult) -> str:
-    """Why a healthy run does not prove a symptom fix ("" when it does)."""
+#: Symptoms whose fix a finite and falling loss proves (:func:`finite_and_falling`): a
+#: diverging loss is repaired when it no longer diverges, whatever the task (a regression
+#: has no chance level to get under).
+FALLING_PROOF = frozenset({"nan-loss"})
+#: A falling loss loses at least this fraction of its first window's mean by its last.
+FALL_SHARE = 0.02
+
+
+def finite_and_falling(losses: list[float]) -> bool:
+    """True when every loss is finite and the mean of the last ``w`` steps (``w`` = the
+    stall rule's ``WINDOW``, or half the steps when fewer than twice that ran; at least 4
+    steps) is under the first ``w`` steps' mean by :data:`FALL_SHARE` of it or more, and
+    significantly: the 95 % interval of the difference of the two means (Welch's
+    standard error, Student t with ``w - 1`` degrees of freedom) excludes 0."""
+    if len(losses) < 4 or not all(math.isfinite(x) for x in losses):
+        return False
+    w = min(WINDOW, len(losses) // 2)
+    first, last = losses[:w], losses[-w:]
+    centre_first, centre_last = sum(first) / w, sum(last) / w
+    drop = centre_first - centre_last
+    if drop < FALL_SHARE * abs(centre_first):
+        return False
+    spread = math.sqrt(sum((x - centre_first) ** 2 for x in first) / (w - 1) / w
+                       + sum((x - centre_last) ** 2 for x in last) / (w - 1) / w)
+    return drop - t95(w - 1) * spread > 0
+
+
+def proof_failure(run: RunResult, symptom: str = "") -> str:
+    """Why a healthy run does not prove a fix of ``symptom`` ("" when it does): a loss
+    finite and falling for the symptoms of :data:`FALLING_PROOF`, else a loss clearly
+    under the chance level within the budget."""
+    if symptom in FALLING_PROOF:
+        losses = [s.loss for s in run.probe.steps if s.loss is not None]
+        if finite_and_falling(losses):
+            return ""
+        shown = ", ".join(f"{x:.4g}" for x in losses[:3])
+        return (f"the loss is not finite and falling ({len(losses)} steps"
+                f"{': ' + shown + ', ...' if losses else ''}"
+                f"{f', last {losses[-1]:.4g}' if losses else ''})")
     monitor = monitor_of(run.probe, [s.loss for s in run.probe.steps if s.loss is not None])
     if monitor.clearly_learning():
         return ""

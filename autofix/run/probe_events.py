@@ -190,6 +190,8 @@ READERS: dict[str, Callable[[ProbeReport, dict[str, Any]], None]] = {
     Event.SAMPLED: lambda r, e: r.sampled.append(_sampled(e)),
     Event.LM_FACTS: lambda r, e: r.facts.setdefault("lm", {}).update(
         {k: v for k, v in e.items() if k not in ("event", "rank")}),
+    Event.NUMERIC: lambda r, e: r.facts.setdefault("numeric", {}).update(
+        {k: v for k, v in e.items() if k not in ("event", "rank")}),
     Event.PREFLIGHT_FAULT: lambda r, e: r.faults.append(PreflightFault(
         str(e.get("check", "")), str(e.get("category", "")), str(e.get("evidence", "")))),
     Event.EVAL_METRICS: lambda r, e: r.evaluations.append(

@@ -23,6 +23,9 @@ TRAINING_ARGS = r"transformers(\.[\w.]*)?\.(Seq2Seq)?TrainingArguments"
 DATALOADER = r"torch\.utils\.data(\.dataloader)?\.DataLoader"
 #: ``torch.optim.Adam`` / ``AdamW``.
 TORCH_ADAM = r"torch\.optim(\.adamw?)?\.(Adam|AdamW)"
+#: A ``torch.optim`` optimizer class (not a scheduler of ``torch.optim.lr_scheduler``).
+TORCH_OPTIMIZER = (r"torch\.optim(\.[a-z_]+)?\.(SGD|Adam|AdamW|Adamax|Adagrad|Adadelta|RMSprop|"
+                   r"NAdam|RAdam|ASGD|Rprop|SparseAdam|Adafactor)")
 #: A Keras ``Adam``-family optimizer class (Keras 3, tf.keras or tf_keras).
 KERAS_ADAM = r"(tf_keras|keras|tensorflow\.keras)(\.[\w.]*)?\.optimizers(\.[\w.]*)?\.Adam\w*"
 #: A transformers collator that pads its batches (``DataCollatorWithPadding`` and the

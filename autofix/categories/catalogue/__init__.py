@@ -5,7 +5,8 @@ recognised from the facts at the failure (they need those facts, so they never f
 message alone and come first), the course's faults, drift between the script's classes
 and the libraries, the reported ones, saving and reloading what was trained
 (checkpoints), the libraries' own advice (what no category above claimed), the training
-symptoms and their root causes, then the run's own outcomes (``timeout``, ``unknown``).
+symptoms and their root causes, a diverging loss's causes, then the run's own outcomes
+(``timeout``, ``unknown``).
 Adding a category is one entry in the family module it belongs to (``docs/recipes.md``
 walks through it).
 
@@ -18,6 +19,7 @@ from autofix.categories.catalogue.advice import ADVICE
 from autofix.categories.catalogue.checkpoints import CHECKPOINTS
 from autofix.categories.catalogue.course import COURSE
 from autofix.categories.catalogue.data import DATA
+from autofix.categories.catalogue.divergence import DIVERGENCE
 from autofix.categories.catalogue.drift import DRIFT
 from autofix.categories.catalogue.labels import LABELS
 from autofix.categories.catalogue.llm import LLM
@@ -35,12 +37,12 @@ from autofix.categories.registry import register_category
 
 #: Every built-in category, in classification order.
 BUILT_IN: tuple[Category, ...] = (*LLM, *LABELS, *VALUES, *DATA, *COURSE, *DRIFT, *REPORTED,
-                                  *CHECKPOINTS, *ADVICE, *SYMPTOMS, *ROOT_CAUSES, TIMEOUT,
-                                  UNKNOWN)
+                                  *CHECKPOINTS, *ADVICE, *SYMPTOMS, *ROOT_CAUSES, *DIVERGENCE,
+                                  TIMEOUT, UNKNOWN)
 
 for _category in BUILT_IN:
     register_category(_category)
 
-__all__ = ["ADVICE", "BUILT_IN", "CHECKPOINTS", "COURSE", "DATA", "DRIFT", "LABELS", "LLM",
-           "LR_TOO_HIGH", "REPORTED", "ROOT_CAUSES", "SLOW_TRIAL", "SYMPTOMS", "TIMEOUT",
-           "UNKNOWN", "VALUES"]
+__all__ = ["ADVICE", "BUILT_IN", "CHECKPOINTS", "COURSE", "DATA", "DIVERGENCE", "DRIFT",
+           "LABELS", "LLM", "LR_TOO_HIGH", "REPORTED", "ROOT_CAUSES", "SLOW_TRIAL", "SYMPTOMS",
+           "TIMEOUT", "UNKNOWN", "VALUES"]

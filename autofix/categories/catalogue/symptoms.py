@@ -4,6 +4,7 @@ causes behind them that have recipes, and the trial a healthy but slow run gets.
 from __future__ import annotations
 
 from autofix.categories.catalogue.course import label_count_advice
+from autofix.categories.catalogue.divergence import DIVERGENCE_CAUSES
 from autofix.categories.model import Category, Kind, RootCause
 from autofix.run.child.contract import PROBABILITY_LOSSES
 from autofix.types import Diagnosis, ProbeReport, RunResult
@@ -70,8 +71,11 @@ SYMPTOMS: tuple[Category, ...] = (
         advice=label_count_advice,
         no_recipe="no recipe for it",
         title="the loss became NaN or infinite",
-        hint="the evidence names the first non-finite step and the samples of that batch",
+        hint="the evidence names the first non-finite step, the loss and gradient norm "
+             "before it, the inputs' scale and the samples of that batch",
         kind=Kind.SYMPTOM,
+        root_causes=DIVERGENCE_CAUSES,
+        alternatives=True,
     ),
     Category(
         id="stalled-loss",

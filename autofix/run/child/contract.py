@@ -49,6 +49,7 @@ class Event:
     EVAL_METRICS = "eval_metrics"
     LOOP_ENDED = "loop_ended"
     LM_FACTS = "lm_facts"
+    NUMERIC = "numeric"
 
 
 #: Fields of a ``dataset`` event and of each entry of a ``trainer`` event's ``datasets``:
@@ -123,6 +124,11 @@ EVENTS: dict[str, tuple[str, ...]] = {
     Event.EVAL_METRICS: ("step", "metrics"),
     # the step budget ended a hand-written training loop; the script runs on (loops.py)
     Event.LOOP_ENDED: ("step",),
+    # the numeric evidence of a diverging loss (numeric.py), merged into the report's facts
+    # under "numeric": ``inputs`` [{name, file, line, position, module, kind ("tensor" or
+    # "array"), dtype, shape, abs_max, column_mean, column_std}] of the first forward's
+    # float inputs, ``grad_norms`` [number or "inf"/"nan"] of each hand-loop step
+    Event.NUMERIC: ("inputs", "grad_norms"),
 }
 
 

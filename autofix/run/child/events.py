@@ -194,6 +194,9 @@ def train_facts() -> None:
         elif final is not None:
             _confirm(final)
     _emit_chance(force=True)
+    from . import numeric  # imports this module: loaded here, not at the top
+
+    numeric.report()
     predicted = [p for preds, _ in State.recent for p in preds]
     labels = [y for _, ys in State.recent for y in ys]
     emit("train_facts", optimizer_steps=State.steps, backward_calls=State.backward_calls,

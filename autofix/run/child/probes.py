@@ -18,7 +18,7 @@ Each probe is applied right after its library module is imported (``PostImportHo
 * ``datasets.arrow_dataset``: ``to_tf_dataset`` reports the dataset it converts, and
   ``torch.utils.data.dataloader``: a ``DataLoader`` reports the dataset it batches.
 
-Gradient norms are not recorded: they cost a pass over every parameter per step.
+Gradient norms and the inputs' scale are recorded by :mod:`numeric`.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from . import (
     eval_metrics,
     events,
     loops,
+    numeric,
     preflight,
     preflight_lm,
     sampling,
@@ -452,6 +453,8 @@ HOOKS = (
     ("transformers.modeling_utils", chance.patch_models),
     ("trl.trainer.dpo_trainer", chance.patch_trainer),
     ("trl.trainer.sft_trainer", preflight_lm.patch_sft),
+    ("torch.nn.modules.module", numeric.patch_modules),
+    ("torch.optim.optimizer", numeric.patch_optimizers),
 )
 
 
