@@ -83,9 +83,14 @@ def test_nan_without_any_evidence_stays_nan_loss() -> None:
     assert diag is not None and diag.category == "nan-loss" and diag.causes == ()
 
 
-def test_no_growth_is_said() -> None:
-    lines = divergence_evidence(run_of([0.7, 0.69, 0.68, math.nan]).probe)
-    assert lines == ["loss over steps 1-3: 0.7, 0.69, 0.68; no growth before it"]
+def test_a_nan_from_a_level_loss_is_no_divergence() -> None:
+    """``log(0)`` or a mean over no targets: no growth, no exploding norm, no cause."""
+    run = run_of([0.7, 0.69, 0.68, math.nan], numeric={"grad_norms": [1.0, 1.1, 0.9]})
+    assert divergence_evidence(run.probe) == [
+        "loss over steps 1-3: 0.7, 0.69, 0.68; no growth before it",
+        "gradient norm over steps 1-3: 1, 1.1, 0.9"]
+    diag = diagnose_symptom(run)
+    assert diag is not None and diag.category == "nan-loss" and diag.causes == ()
 
 
 @pytest.mark.parametrize(("losses", "falling"), [

@@ -289,7 +289,7 @@ def _nan_diagnosis(symptom: SymptomReport, float16: bool = False,
     nan = get_category("nan-loss")
     numeric = divergence_evidence(probe) if probe is not None else []
     causes = [rule.category for rule in nan.root_causes if probe is not None
-              and rule.found(probe)]
+              and rule.found(probe)] if not (samples and len(ignored) == len(samples)) else []
     if causes:  # a diverging loss: its causes are alternatives, the first is tried first
         parts.append(f"root causes: {', '.join(causes)}")
     return Diagnosis(category=causes[0] if causes else "nan-loss",

@@ -6,9 +6,10 @@ and its loss and learning-rate history.
 The causes are alternatives, tried in this order, each only where its evidence shows it:
 inputs far from unit scale are standardised where they are made (``unscaled-inputs``); a
 gradient norm that explodes in a hand loop gets clipping (``exploding-gradients``);
-otherwise the learning rate is divided (``diverging-lr``). The first whose recipe applies
-is the fix; it is kept only when the next run's loss is finite and falling, else the next
-cause is tried (``Category.alternatives`` on ``nan-loss``).
+otherwise, when the loss grew or the gradient exploded, the learning rate is divided
+(``diverging-lr``). A non-finite loss that came from a level one names no cause. The
+first whose recipe applies is the fix; it is kept only when the next run's loss is finite
+and falling, else the next cause is tried (``Category.alternatives`` on ``nan-loss``).
 """
 
 from __future__ import annotations
@@ -87,8 +88,12 @@ def grew(probe: ProbeReport) -> bool:
     return len(losses) >= 2 and losses[-1] >= GROWTH * max(min(losses), 1e-12)
 
 
-def _has_lr(probe: ProbeReport) -> bool:
-    return any(s.lr is not None and s.lr > 0 for s in probe.steps)
+def diverged(probe: ProbeReport) -> bool:
+    """A recorded learning rate, and a loss that grew (:func:`grew`) or a gradient norm
+    that exploded (:func:`exploding`) before the non-finite step: a sudden NaN from a
+    finite, level loss (``log(0)``, a mean over no targets) is not a divergence."""
+    return any(s.lr is not None and s.lr > 0 for s in probe.steps) \
+        and (grew(probe) or exploding(probe))
 
 
 def _history(values: list[float], ends: int = 3) -> str:
@@ -127,7 +132,8 @@ DIVERGENCE_CAUSES: tuple[RootCause, ...] = (
               f"float inputs with values over {INPUT_SCALE:g} (not standardised)"),
     RootCause("exploding-gradients", exploding,
               f"a gradient norm {EXPLODING:g} x its first step's, or non-finite"),
-    RootCause("diverging-lr", _has_lr, "the learning rate the optimizer steps with"),
+    RootCause("diverging-lr", diverged,
+              "a loss that grew, or a gradient norm that exploded, at the rate it stepped with"),
 )
 
 DIVERGENCE: tuple[Category, ...] = (
