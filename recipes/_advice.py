@@ -28,10 +28,10 @@ from autofix.toolkit.scope import (
     PlannedEdits,
     append_kw,
     map_receiver,
-    option_dest,
     replace_with,
     string_value,
 )
+from autofix.toolkit.sources import CommandLine, literal_source
 
 #: ``TrainingArguments`` and the classes that extend it (``Seq2SeqTrainingArguments``,
 #: TRL's ``SFTConfig``...).
@@ -283,174 +283,19 @@ class AdviceRecipe(PlannedEdits):
 
     # -- where a value is defined ------------------------------------------------------
 
-    def source(self, expr: cst.BaseExpression, name: str, depth: int = 0
-               ) -> tuple[Literal, str]:
+    def source(self, expr: cst.BaseExpression, name: str) -> tuple[Literal, str]:
         """The literal ``expr``'s value comes from and where it is (``name`` itself, a
         module constant, a class field default, an argparse default, a dict entry, a
-        parameter's default or argument). Raises :class:`NotApplicable` when it cannot be
-        followed to one literal, or when the value comes from the command line."""
-        program = self.program
-        text = code(expr)
-        if depth > 8:
-            raise NotApplicable(f"{name}={text} could not be followed to a literal")
-        if is_literal(expr):
-            return expr, name
-        if isinstance(expr, cst.Name):
-            targets = program.resolve(expr.value, expr)
-            if len(targets) != 1:
-                raise NotApplicable(f"{text} is assigned in {len(targets)} places" if targets
-                                    else f"{text} is not defined where {name} is set")
-            return self._from_target(targets[0], text, name, depth)
-        if isinstance(expr, cst.Attribute):
-            attr = expr.attr.value
-            if m.matches(expr.value, m.Name("self")):
-                values = program.self_assignments(expr, attr)
-                if len(values) != 1:
-                    raise NotApplicable(f"self.{attr} is assigned in {len(values)} places")
-                return self.source(values[0], name, depth + 1)
-            return self._one([self._attribute(v, attr, name, depth)
-                              for v in self._owners(expr.value)], text, name)
-        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and \
-                isinstance(expr.slice[0].slice, cst.Index):
-            key = string_value(expr.slice[0].slice.value)
-            if key is not None:
-                return self._one([self._entry(v, key, name, depth)
-                                  for v in program.values(expr.value)], text, name)
-        raise NotApplicable(f"{name}={text} is computed: autofix does not overwrite it with "
-                            "a literal")
-
-    def _one(self, found: list[tuple[Literal, str] | str], text: str, name: str
-             ) -> tuple[Literal, str]:
-        good = list({id(f[0]): f for f in found if not isinstance(f, str)}.values())
-        if len(good) == 1:
-            return good[0]
-        if len(good) > 1:
-            raise NotApplicable(f"{name}={text} comes from {len(good)} places")
-        raise NotApplicable(next((f for f in found if isinstance(f, str)),
-                                 f"{text} could not be followed"))
-
-    def _attempt(self, expr: cst.BaseExpression, name: str, depth: int
-                 ) -> tuple[Literal, str] | str:
-        try:
-            return self.source(expr, name, depth)
-        except NotApplicable as why:
-            return str(why)
-
-    def _owners(self, expr: cst.BaseExpression) -> list[cst.CSTNode]:
-        if isinstance(expr, cst.Name):
-            classes = [t for t in self.program.resolve(expr.value, expr)
-                       if isinstance(t, cst.ClassDef)]
-            if classes:
-                return list(classes)
-        return self.program.values(expr)
-
-    def _from_target(self, target: cst.CSTNode, text: str, name: str, depth: int
-                     ) -> tuple[Literal, str]:
-        program = self.program
-        if isinstance(target, cst.Param):
-            func = program._param_function(target)
-            param = target.name.value
-            given = [program.bound(func, s, param) for s in program.call_sites(func)] \
-                if func is not None else []
-            args = [g for g in given if g is not None]
-            if args:
-                return self._one([self._attempt(a, name, depth + 1) for a in args], text,
-                                 name)
-            if target.default is not None:
-                literal, where = self.source(target.default, name, depth + 1)
-                if literal is target.default:
-                    fname = func.name.value if func is not None else "lambda"
-                    return literal, f"the default of parameter {param} of {fname}()"
-                return literal, where
-            raise NotApplicable(f"{text} is a parameter that no call site fills")
-        parent = program.parent(target)
-        value = None
-        if isinstance(parent, cst.AssignTarget):
-            assign = program.parent(parent)
-            value = assign.value if isinstance(assign, cst.Assign) else None
-        elif isinstance(parent, cst.AnnAssign):
-            value = parent.value
-        if value is None:
-            raise NotApplicable(f"{text} is not assigned a value autofix can follow")
-        literal, where = self.source(value, name, depth + 1)
-        return (literal, text) if literal is value else (literal, where)
-
-    def _attribute(self, owner: cst.CSTNode, attr: str, name: str, depth: int
-                   ) -> tuple[Literal, str] | str:
-        program = self.program
-        if isinstance(owner, cst.Call):
-            cls = program.class_called(owner)
-            if cls is not None:
-                given = keyword(owner, attr)
-                if given is not None:
-                    return self._attempt(given.value, name, depth + 1)
-                return self._field(cls, attr, name, depth)
-            if isinstance(owner.func, cst.Attribute) and owner.func.attr.value in (
-                    "parse_args", "parse_known_args"):
-                return self._option(attr, name, depth)
-        if isinstance(owner, cst.ClassDef):
-            return self._field(owner, attr, name, depth)
-        return f"{name} comes from .{attr} of {code(owner)[:60]}, which autofix cannot follow"
-
-    def _field(self, cls: cst.ClassDef, attr: str, name: str, depth: int
-               ) -> tuple[Literal, str] | str:
-        for stmt in cls.body.body:
-            for small in getattr(stmt, "body", ()):
-                value = None
-                if isinstance(small, cst.AnnAssign) and m.matches(small.target, m.Name(attr)):
-                    value = small.value
-                elif isinstance(small, cst.Assign) and len(small.targets) == 1 and \
-                        m.matches(small.targets[0].target, m.Name(attr)):
-                    value = small.value
-                else:
-                    continue
-                default = keyword(value, "default") if isinstance(value, cst.Call) else None
-                if default is not None:
-                    value = default.value  # dataclasses.field(default=...)
-                if value is None:
-                    return f"{cls.name.value}.{attr} has no default"
-                found = self._attempt(value, name, depth + 1)
-                if not isinstance(found, str) and found[0] is value:
-                    return found[0], f"the default of {cls.name.value}.{attr}"
-                return found
-        for base in cls.bases:
-            if isinstance(base.value, cst.Name) and base.value.value in self.program.classes:
-                return self._field(self.program.classes[base.value.value], attr, name,
-                                   depth + 1)
-        return f"class {cls.name.value} has no field {attr}"
-
-    def _option(self, attr: str, name: str, depth: int) -> tuple[Literal, str] | str:
-        for call in self.program.calls:
-            if not (isinstance(call.func, cst.Attribute) and call.func.attr.value ==
-                    "add_argument" and option_dest(call) == attr):
-                continue
-            flags = [t for t in (string_value(a.value) for a in call.args if a.keyword is None)
-                     if t and t.startswith("-")]
-            for i, arg in enumerate(self.rc.args):
-                flag, _, inline = arg.partition("=")
-                if flag in flags:
-                    given = inline or (self.rc.args[i + 1] if i + 1 < len(self.rc.args) else "")
-                    raise NotApplicable(f"{name} comes from the command line ({flag} {given}):"
-                                        f" run the script with another {flag}")
-            default = keyword(call, "default")
-            if default is None:
-                return f"{flags[0] if flags else attr} has no default: pass it on the command line"
-            found = self._attempt(default.value, name, depth + 1)
-            if not isinstance(found, str) and found[0] is default.value:
-                return found[0], f"the default of {flags[0] if flags else attr}"
-            return found
-        return f"no parser.add_argument(...) defines {attr}"
-
-    def _entry(self, owner: cst.CSTNode, key: str, name: str, depth: int
-               ) -> tuple[Literal, str] | str:
-        if isinstance(owner, cst.Dict):
-            for element in owner.elements:
-                if isinstance(element, cst.DictElement) and string_value(element.key) == key:
-                    found = self._attempt(element.value, name, depth + 1)
-                    if not isinstance(found, str) and found[0] is element.value:
-                        return found[0], f"the {key!r} entry of the config dict"
-                    return found
-        return f"no dict literal with a {key!r} entry found for {name}"
+        parameter's default or argument: :func:`autofix.toolkit.sources.literal_source`).
+        Raises :class:`NotApplicable` when it cannot be followed to one literal, or when the
+        value comes from the command line."""
+        found = literal_source(self.program, expr, self.rc.args, name, is_literal)
+        if isinstance(found, CommandLine):
+            raise NotApplicable(f"{name} comes from the command line ({found.flag} "
+                                f"{found.value}): run the script with another {found.flag}")
+        if isinstance(found, str):
+            raise NotApplicable(found)
+        return found.node, found.where or name
 
     # -- datasets ----------------------------------------------------------------------
 

@@ -39,11 +39,11 @@ from autofix.toolkit import NotApplicable, code, keyword
 from autofix.toolkit.scope import (
     PlannedEdits,
     append_kw,
-    option_dest,
     replace_kw,
     replace_with,
     string_value,
 )
+from autofix.toolkit.sources import CommandLine, Source, literal_source, name_source
 from autofix.types import RecipeContext
 
 #: A model class with a classification head (one label per sequence or per token).
@@ -57,6 +57,12 @@ COUNT_NAMES = ("num_labels", "num_classes", "n_labels", "n_classes", "nb_labels"
                "number_of_labels")
 
 Found = tuple[cst.Integer, str] | str
+
+
+def _is_integer(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Integer)
+
+
 #: At most this many distinct values for a data frame column to count as class ids (an id
 #: or a row index column is not a label column).
 MAX_CLASSES = 100
@@ -250,7 +256,7 @@ class HeadSize(PlannedEdits):
         """Trace ``expr`` (as read at ``at``) to the literal it comes from and plan that
         literal's change to the count; False when it does not trace to one literal."""
         try:
-            found = self.source(expr, 0) if not isinstance(expr, cst.Name) else \
+            found = self.source(expr) if not isinstance(expr, cst.Name) else \
                 self._from_name(expr.value, at)
         except NotApplicable:
             return False
@@ -260,10 +266,8 @@ class HeadSize(PlannedEdits):
         return True
 
     def _from_name(self, name: str, at: cst.CSTNode) -> Found:
-        targets = self.program.resolve(name, at)
-        if len(targets) != 1:
-            return f"{name} is assigned in {len(targets)} places"
-        return self._from_target(targets[0], name, 0)
+        return self._found(name_source(self.program, name, at, self.rc.args, "num_labels",
+                                       _is_integer))
 
     def _values_of_target(self, target: cst.CSTNode) -> list[cst.CSTNode]:
         return self.program._target_values(target, 0, set()) or [target]
@@ -285,7 +289,7 @@ class HeadSize(PlannedEdits):
         self._follow(existing.value, call)
 
     def _follow(self, expr: cst.BaseExpression, call: cst.Call | None) -> None:
-        found = self.source(expr, 0)
+        found = self.source(expr)
         if isinstance(found, str):
             raise NotApplicable(f"{found}; set it to {self.num_labels} there")
         literal, where = found
@@ -331,158 +335,23 @@ class HeadSize(PlannedEdits):
 
     # -- following a value to its literal -------------------------------------------------
 
-    def source(self, expr: cst.BaseExpression, depth: int) -> Found:
-        """The integer literal ``expr``'s value comes from and where it is (a module
-        constant, a class field default, an argparse default, a dict entry, a parameter's
-        default or argument); a reason string when it cannot be followed to one."""
-        program = self.program
-        text = code(expr)
-        if depth > 8:
-            return f"num_labels={text} could not be followed to a literal"
-        if isinstance(expr, cst.Integer):
-            return expr, "num_labels"
-        if isinstance(expr, cst.Name):
-            targets = program.resolve(expr.value, expr)
-            if len(targets) != 1:
-                return (f"{text} is assigned in {len(targets)} places" if targets else
-                        f"{text} is not defined where num_labels is set")
-            return self._from_target(targets[0], text, depth)
-        if isinstance(expr, cst.Attribute):
-            attr = expr.attr.value
-            if m.matches(expr.value, m.Name("self")):
-                values = program.self_assignments(expr, attr)
-                if len(values) != 1:
-                    return f"self.{attr} is assigned in {len(values)} places"
-                return self.source(values[0], depth + 1)
-            return self._one([self._attribute(v, attr, depth) for v in
-                              self._owners(expr.value)], text)
-        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and \
-                isinstance(expr.slice[0].slice, cst.Index):
-            key = string_value(expr.slice[0].slice.value)
-            if key is not None:
-                return self._one([self._entry(v, key, depth) for v in
-                                  program.values(expr.value)], text)
-        return f"num_labels={text} is not a value autofix can trace to a literal"
+    def source(self, expr: cst.BaseExpression, depth: int = 0) -> Found:
+        """The integer literal ``expr``'s value comes from and where it is
+        (:func:`autofix.toolkit.sources.literal_source`: a module constant, a class field
+        default, an argparse default, a dict entry, a parameter's default or argument); a
+        reason string when it cannot be followed to one. Raises :class:`NotApplicable` when
+        the script's command line sets it (the flag to pass instead is the fix)."""
+        return self._found(literal_source(self.program, expr, self.rc.args, "num_labels",
+                                          _is_integer))
 
-    def _one(self, found: list[Found], text: str) -> Found:
-        good = list({id(f[0]): f for f in found if not isinstance(f, str)}.values())
-        if len(good) == 1:
-            return good[0]
-        if len(good) > 1:
-            return f"num_labels={text} comes from {len(good)} places"
-        return next((f for f in found if isinstance(f, str)), f"{text} could not be followed")
-
-    def _owners(self, expr: cst.BaseExpression) -> list[cst.CSTNode]:
-        if isinstance(expr, cst.Name):
-            classes = [t for t in self.program.resolve(expr.value, expr)
-                       if isinstance(t, cst.ClassDef)]
-            if classes:
-                return list(classes)
-        return self.program.values(expr)
-
-    def _from_target(self, target: cst.CSTNode, text: str, depth: int) -> Found:
-        program = self.program
-        if isinstance(target, cst.Param):
-            func = program._param_function(target)
-            name = target.name.value
-            given = [program.bound(func, s, name) for s in program.call_sites(func)] \
-                if func is not None else []
-            args = [g for g in given if g is not None]
-            if args:
-                return self._one([self.source(a, depth + 1) for a in args], text)
-            if target.default is not None:
-                found = self.source(target.default, depth + 1)
-                if not isinstance(found, str) and found[0] is target.default:
-                    fname = func.name.value if func is not None else "lambda"
-                    return found[0], f"the default of parameter {name} of {fname}()"
-                return found
-            return f"{text} is a parameter that no call site fills"
-        parent = program.parent(target)
-        value = None
-        if isinstance(parent, cst.AssignTarget):
-            assign = program.parent(parent)
-            value = assign.value if isinstance(assign, cst.Assign) else None
-        elif isinstance(parent, cst.AnnAssign):
-            value = parent.value
-        if value is None:
-            return f"{text} is not assigned a value autofix can follow"
-        found = self.source(value, depth + 1)
-        if not isinstance(found, str) and found[0] is value:
-            return found[0], f"{text}"
-        return found
-
-    def _attribute(self, owner: cst.CSTNode, attr: str, depth: int) -> Found:
-        program = self.program
-        if isinstance(owner, cst.Call):
-            cls = program.class_called(owner)
-            if cls is not None:
-                given = keyword(owner, attr)
-                if given is not None:
-                    return self.source(given.value, depth + 1)
-                return self._field(cls, attr, depth)
-            if isinstance(owner.func, cst.Attribute) and owner.func.attr.value == "parse_args":
-                return self._option(attr, depth)
-        if isinstance(owner, cst.ClassDef):
-            return self._field(owner, attr, depth)
-        return f"num_labels comes from .{attr} of {code(owner)[:60]}, which autofix cannot follow"
-
-    def _field(self, cls: cst.ClassDef, attr: str, depth: int) -> Found:
-        for stmt in cls.body.body:
-            for small in getattr(stmt, "body", ()):
-                value = None
-                if isinstance(small, cst.AnnAssign) and m.matches(small.target, m.Name(attr)):
-                    value = small.value
-                elif isinstance(small, cst.Assign) and len(small.targets) == 1 and \
-                        m.matches(small.targets[0].target, m.Name(attr)):
-                    value = small.value
-                else:
-                    continue
-                default = keyword(value, "default") if isinstance(value, cst.Call) else None
-                if default is not None:
-                    value = default.value  # dataclasses.field(default=...)
-                if value is None:
-                    return f"{cls.name.value}.{attr} has no default"
-                found = self.source(value, depth + 1)
-                if not isinstance(found, str) and found[0] is value:
-                    return found[0], f"the default of {cls.name.value}.{attr}"
-                return found
-        for base in cls.bases:
-            if isinstance(base.value, cst.Name) and base.value.value in self.program.classes:
-                return self._field(self.program.classes[base.value.value], attr, depth + 1)
-        return f"class {cls.name.value} has no field {attr}"
-
-    def _option(self, attr: str, depth: int) -> Found:
-        for call in self.program.calls:
-            if not (isinstance(call.func, cst.Attribute) and call.func.attr.value ==
-                    "add_argument" and option_dest(call) == attr):
-                continue
-            flags = [t for t in (string_value(a.value) for a in call.args if a.keyword is None)
-                     if t and t.startswith("-")]
-            for i, arg in enumerate(self.rc.args):
-                flag, _, inline = arg.partition("=")
-                if flag in flags:
-                    given = inline or (self.rc.args[i + 1] if i + 1 < len(self.rc.args) else "")
-                    raise NotApplicable(
-                        f"num_labels comes from the command line ({flag} {given}): run the "
-                        f"script with {flag} {self.num_labels}")
-            default = keyword(call, "default")
-            if default is None:
-                return f"{flags[0] if flags else attr} has no default: pass it on the command line"
-            found = self.source(default.value, depth + 1)
-            if not isinstance(found, str) and found[0] is default.value:
-                return found[0], f"the default of {flags[0] if flags else attr}"
+    def _found(self, found: Source) -> Found:
+        if isinstance(found, CommandLine):
+            raise NotApplicable(
+                f"num_labels comes from the command line ({found.flag} {found.value}): run "
+                f"the script with {found.flag} {self.num_labels}")
+        if isinstance(found, str):
             return found
-        return f"no parser.add_argument(...) defines {attr}"
-
-    def _entry(self, owner: cst.CSTNode, key: str, depth: int) -> Found:
-        if isinstance(owner, cst.Dict):
-            for element in owner.elements:
-                if isinstance(element, cst.DictElement) and string_value(element.key) == key:
-                    found = self.source(element.value, depth + 1)
-                    if not isinstance(found, str) and found[0] is element.value:
-                        return found[0], f"the {key!r} entry of the config dict"
-                    return found
-        return f"no dict literal with a {key!r} entry found for num_labels"
+        return cst.ensure_type(found.node, cst.Integer), found.where or "num_labels"
 
     def where(self) -> str:
         """`` (changed at its source: ...)`` for the summary, "" when changed at the call."""

@@ -6,7 +6,8 @@ that sets it, so a recipe fixes it there and not where it is used.
 assignment, a module constant, a function parameter (the argument at its call sites, or
 its default), ``self.x``, a class or dataclass field default (also ``field(default=...)``),
 a dict literal's entry, and an ``argparse`` option's ``default=``. It returns
-:class:`Literal` (the number literal and where it is, for the commit message),
+:class:`Literal` (the literal and where it is, for the commit message; which literals count
+is the caller's choice: numbers by default, ``accept=`` for others),
 :class:`CommandLine` when the script's own command line sets the option (no source edit can
 be right: the recipe names the flag instead), or a reason string when the value cannot be
 followed to one literal (a computed value is reported, never overwritten).
@@ -14,6 +15,7 @@ followed to one literal (a computed value is reported, never overwritten).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
@@ -28,11 +30,16 @@ MAX_DEPTH = 8
 
 @dataclass(frozen=True)
 class Literal:
-    """The number literal a value comes from and where it is (``"the default of
+    """The literal a value comes from and where it is (``"the default of
     --learning_rate"``; ``""`` when it is the expression itself)."""
 
-    node: cst.Integer | cst.Float
+    node: cst.BaseExpression
     where: str
+
+
+def is_number(node: cst.BaseExpression) -> bool:
+    """An integer or float literal (the default literal :func:`literal_source` accepts)."""
+    return isinstance(node, (cst.Integer, cst.Float))
 
 
 @dataclass(frozen=True)
@@ -57,17 +64,19 @@ def option_on_command_line(flags: list[str], args: tuple[str, ...]) -> CommandLi
 
 
 class _Tracer:
-    def __init__(self, program: Program, args: tuple[str, ...], what: str) -> None:
+    def __init__(self, program: Program, args: tuple[str, ...], what: str,
+                 accept: Callable[[cst.BaseExpression], bool]) -> None:
         self.program = program
         self.args = args
         self.what = what
+        self.accept = accept
 
     def source(self, expr: cst.BaseExpression, depth: int) -> Source:
         program = self.program
         text = code(expr)
         if depth > MAX_DEPTH:
             return f"{self.what}={text} could not be followed to a literal"
-        if isinstance(expr, (cst.Integer, cst.Float)):
+        if self.accept(expr):
             return Literal(expr, "")
         if isinstance(expr, cst.Name):
             targets = program.resolve(expr.value, expr)
@@ -151,7 +160,8 @@ class _Tracer:
                 if given is not None:
                     return self.source(given.value, depth + 1)
                 return self._field(cls, attr, depth)
-            if isinstance(owner.func, cst.Attribute) and owner.func.attr.value == "parse_args":
+            if isinstance(owner.func, cst.Attribute) and owner.func.attr.value in (
+                    "parse_args", "parse_known_args"):
                 return self._option(attr, depth)
         if isinstance(owner, cst.ClassDef):
             return self._field(owner, attr, depth)
@@ -214,8 +224,21 @@ class _Tracer:
 
 
 def literal_source(program: Program, expr: cst.BaseExpression, args: tuple[str, ...] = (),
-                   what: str = "the value") -> Source:
+                   what: str = "the value",
+                   accept: Callable[[cst.BaseExpression], bool] = is_number) -> Source:
     """Where ``expr``'s value is set (see the module docstring). ``args`` is the script's
     command line (an option given there wins over its default); ``what`` names the setting
-    in the reasons (``"lr"``)."""
-    return _Tracer(program, args, what).source(expr, 0)
+    in the reasons (``"lr"``); ``accept`` says which nodes are the literals to find
+    (:func:`is_number` by default)."""
+    return _Tracer(program, args, what, accept).source(expr, 0)
+
+
+def name_source(program: Program, name: str, at: cst.CSTNode, args: tuple[str, ...] = (),
+                what: str = "the value",
+                accept: Callable[[cst.BaseExpression], bool] = is_number) -> Source:
+    """:func:`literal_source` of the variable ``name`` as it reads at the node ``at`` (a
+    name autofix is about to write there, not yet a node of the module)."""
+    targets = program.resolve(name, at)
+    if len(targets) != 1:
+        return f"{name} is assigned in {len(targets)} places"
+    return _Tracer(program, args, what, accept)._from_target(targets[0], name, 0)
