@@ -94,8 +94,8 @@ def test_batch_facts_count_scored_labels_after_the_shift() -> None:
     found = preflight_lm.batch_facts(batch, pad=2, eos=2)
     # row 0's only label is at position 0, which no token predicts: it has no target
     assert found == {"batch_keys": ["input_ids", "attention_mask", "labels"], "batch_rows": 3,
-                     "scored_labels": 2, "rows_without_targets": 2, "eos_in_inputs": 3,
-                     "eos_in_labels": 1}
+                     "scored_labels": 2, "rows_without_targets": 2, "rows_only_eos": 0,
+                     "eos_in_inputs": 3, "eos_in_labels": 1, "eos_cut": 1}
     assert preflight_lm.batch_facts({"input_ids": ids}, 2, 2) == {"batch_keys": ["input_ids"]}
 
 

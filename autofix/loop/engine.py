@@ -378,7 +378,7 @@ class _Session:
         for fault in run.probe.faults:  # faults that raise nothing (a loss on logits)
             if fault.category not in seen and self.recipes(fault.category):
                 seen.add(fault.category)
-                found.append(fault_diagnosis(fault))
+                found.append(fault_diagnosis(fault, run.probe))
         return found
 
     def loop(self) -> SessionResult:

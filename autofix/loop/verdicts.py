@@ -38,7 +38,7 @@ def judge(run: RunResult, script: Path, root: str = "") -> Healthy | Diagnosis:
     finite = all(s.loss is None or math.isfinite(s.loss) for s in run.probe.steps)
     clean_end = run.outcome in (RunOutcome.OK, RunOutcome.BUDGET) and run.probe.exception is None
     if clean_end and run.probe.faults and run.probe.symptom is None:
-        return fault_diagnosis(run.probe.faults[0])
+        return fault_diagnosis(run.probe.faults[0], run.probe)
     if clean_end and finite and unexplained_flat(run) is not None:
         return Healthy(healthy_evidence(run), False)  # learning slowly (findings_of)
     if run.outcome in (RunOutcome.OK, RunOutcome.BUDGET) and run.probe.symptom is None \
@@ -94,11 +94,16 @@ def unexplained_flat(run: RunResult) -> Finding | None:
                    "if it should learn faster")
 
 
-def fault_diagnosis(fault: PreflightFault) -> Diagnosis:
+def fault_diagnosis(fault: PreflightFault, probe: ProbeReport | None = None) -> Diagnosis:
     """The diagnosis of a fault a preflight check found before training (a Keras loss
     that reads probabilities on a model returning logits): its category, the check's
-    evidence line, and the category's hint."""
-    hint = get_category(fault.category).hint if is_category(fault.category) else ""
+    evidence line, and the category's advice from the run's facts (``probe``), else its
+    hint."""
+    hint = ""
+    if is_category(fault.category):
+        category = get_category(fault.category)
+        advice = category.advice(probe) if category.advice and probe is not None else ""
+        hint = advice or category.hint
     return Diagnosis(
         category=fault.category, evidence=fault.evidence,
         details=(fault.evidence, f"found by the preflight check '{fault.check}' before the "

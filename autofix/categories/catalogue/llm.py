@@ -214,6 +214,102 @@ def _no_labels_advice(probe: ProbeReport) -> str:
             "mlm=False), which copies input_ids to labels with -100 on the padding")
 
 
+def distinct_unk(facts: Mapping[str, Any]) -> bool:
+    """The tokenizer has an unknown token that is neither end-of-text nor begin-of-text and
+    that the measured batch never holds: a pad token the texts do not contain, so masking
+    the labels by pad id masks padding only."""
+    unk, eos = facts.get("unk_token_id"), facts.get("eos_token_id")
+    return isinstance(unk, int) and unk not in (eos, facts.get("bos_token_id")) and \
+        facts.get("unk_in_inputs") == 0
+
+
+def _pad_eos_advice(probe: ProbeReport) -> str:
+    facts = lm_facts(probe)
+    if not facts.get("eos_cut"):
+        return ""
+    cut = (f"{facts.get('collator') or 'the collator'} sets labels to -100 wherever "
+           f"input_ids == pad_token_id, and the pad token is the end-of-text token (id "
+           f"{facts.get('eos_token_id')}): the first batch's {facts.get('eos_in_inputs')} "
+           "real end-of-text tokens are all masked, so the model never learns to stop")
+    if distinct_unk(facts):
+        return (f"{cut}; pad with a token the texts never hold: tokenizer.pad_token = "
+                f"tokenizer.unk_token (id {facts.get('unk_token_id')}, absent from the batch)")
+    return (f"{cut}; give the tokenizer a pad token of its own: "
+            "tokenizer.add_special_tokens({'pad_token': '<pad>'}) and "
+            "model.resize_token_embeddings(len(tokenizer)) (or build the labels with -100 on "
+            "the padding positions only, e.g. DataCollatorForSeq2Seq on rows that have labels)")
+
+
+def _empty_completion_advice(probe: ProbeReport) -> str:
+    facts = lm_facts(probe)
+    rows = facts.get("batch_rows")
+    if not isinstance(rows, int) or facts.get("rows_only_eos") != rows:
+        return ""
+    train = (facts.get("sft_input") or {}).get("train") or {}
+    counted = ""
+    if isinstance(train, Mapping) and isinstance(train.get("empty_completions"), int):
+        counted = (f"; {train['empty_completions']} of the first {train.get('checked_rows')} "
+                   "rows have completion == ''")
+    return (f"every row of the first batch ({rows}) scores only the end-of-text token: the "
+            f"completions are empty{counted}. Put the answer in the completion column and "
+            "only the question in the prompt (prompt-completion rows: SFTTrainer scores the "
+            "completion), or train on the full text as language-modeling rows (a 'text' "
+            "column)")
+
+
+def _completion_only_advice(probe: ProbeReport) -> str:
+    columns = lm_facts(probe).get("completion_only_on_text")
+    if not isinstance(columns, list):
+        return ""
+    return (f"completion_only_loss=True applies to prompt-completion rows only; the training "
+            f"rows have the columns {', '.join(map(str, columns))}, so SFTTrainer scores every "
+            "token. Give it 'prompt' and 'completion' columns (the loss is then on the "
+            "completion, TRL's default for them), or drop completion_only_loss=True to train "
+            "on the whole text knowingly")
+
+
+def text_field(failure: Failure) -> tuple[str, list[str], Mapping[str, Any]] | None:
+    """(the ``dataset_text_field`` TRL read, the row's keys, the dataset's features) at a
+    failure inside TRL's tokenization of a row (``tokenize_fn``'s locals: the row
+    ``example`` and ``dataset_text_field``; the features of the dataset being mapped),
+    ``None`` when those facts are not there."""
+    field = failure.value("dataset_text_field", user=False)
+    row = failure.value("example", user=False)
+    keys = row.get("keys") if row else None
+    if field is None or field.get("kind") != "str" or not isinstance(keys, list):
+        return None
+    dataset = next(failure.summaries("dataset"), None) or {}
+    features = dataset.get("features")
+    return (str(field.get("value")), [str(k) for k in keys],
+            features if isinstance(features, Mapping) else {})
+
+
+def _text_field_check(failure: Failure) -> bool | None:
+    found = text_field(failure)
+    if found is None:
+        return None
+    name, keys, _ = found
+    return name not in keys and failure.exc.message.strip().strip("'\"") == name
+
+
+def string_columns(features: Mapping[str, Any], keys: list[str]) -> list[str]:
+    """The row's columns whose feature is a string (``Value('string')``), in row order."""
+    return [k for k in keys if "string" in str(features.get(k, ""))]
+
+
+def _text_field_advise(failure: Failure) -> str:
+    found = text_field(failure)
+    if found is None:
+        return ""
+    name, keys, features = found
+    texts = string_columns(features, keys)
+    change = (f": dataset_text_field={texts[0]!r} (its only text column)" if len(texts) == 1
+              else f"; set dataset_text_field to the column that holds the text "
+                   f"({', '.join(texts) or 'none of them is a string column'})")
+    return (f"SFTConfig(dataset_text_field={name!r}) names a column the training rows do not "
+            f"have (their columns: {', '.join(keys)}){change}")
+
+
 LLM: tuple[Category, ...] = (
     Category(
         id="lora-target-modules-not-found",
@@ -293,6 +389,48 @@ LLM: tuple[Category, ...] = (
         hint="TRL 1.x calls formatting_func on one example and wants one string back: "
              "return f\"...{example['instruction']}...{example['output']}\" instead of "
              "looping over the batch",
+    ),
+    Category(
+        id="pad-token-is-eos",
+        title="the pad token is the end-of-text token and the collator masks every "
+              "end-of-text token out of the labels (the model never learns to stop)",
+        advice=_pad_eos_advice,
+        hint="DataCollatorForLanguageModeling sets labels to -100 wherever input_ids == "
+             "pad_token_id; with pad = eos every real end-of-text token is masked: pad with a "
+             "token the texts never hold (tokenizer.pad_token = tokenizer.unk_token, or add "
+             "'<pad>' and resize the embeddings)",
+    ),
+    Category(
+        id="empty-completion",
+        title="every completion is empty: the only token scored is the end-of-text token",
+        advice=_empty_completion_advice,
+        no_recipe="what the completions should be is the data's: autofix does not build it",
+        hint="the completions are empty once tokenized (SFTTrainer appends eos, the only "
+             "token left to learn): put the answer in 'completion' and the question alone in "
+             "'prompt'",
+    ),
+    Category(
+        id="completion-only-loss-on-text",
+        title="completion_only_loss=True on language-modeling rows (no prompt/completion): "
+              "SFTTrainer scores every token",
+        advice=_completion_only_advice,
+        no_recipe="turning text rows into prompt/completion rows is a change of the data, and "
+                  "dropping the option would not give what it asks for: autofix advises",
+        hint="completion_only_loss restricts the loss to the completion of prompt-completion "
+             "rows; rows with only 'text' (or 'messages') have none: give the dataset "
+             "'prompt' and 'completion' columns, or use assistant_only_loss on "
+             "conversational rows",
+    ),
+    Category(
+        id="dataset-text-field-missing",
+        title="SFTConfig's dataset_text_field names a column the training rows do not have",
+        types=("KeyError",),
+        frame_guards=(r"trl/trainer/sft_trainer\.py:tokenize_fn: ",),
+        check=_text_field_check,
+        needs_facts=True,
+        advise=_text_field_advise,
+        hint="dataset_text_field must name the dataset's text column (print "
+             "dataset.column_names): SFTConfig(dataset_text_field='text') is the default",
     ),
     Category(
         id="causal-lm-without-labels",

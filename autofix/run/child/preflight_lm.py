@@ -17,12 +17,22 @@ objects, at ``Trainer.train()`` and at the first iteration of a hand loop's ``Da
    is a finding (they add nothing to the loss). A batch without ``labels`` is left to the
    run: the model raises its own "did not return a loss" (``causal-lm-without-labels``).
 3. ``lm-pad-eos``: the pad token equals the end-of-text token, the batch holds real
-   (attended) end-of-text tokens, and none of them is in the labels: a collator that masks
-   labels by pad *id* (transformers' ``DataCollatorForLanguageModeling``) drops them, so
-   the model never learns to end its text and generation does not stop. A finding, not a
-   failure (the run trains). TRL's own collator pads the labels by position and keeps the
-   end-of-text token, so SFTTrainer's fallback (pad = eos when the tokenizer has none)
-   gives no finding.
+   (attended) end-of-text tokens right after a scored label, and none of them is in the
+   labels: a collator that masks labels by pad *id* (transformers'
+   ``DataCollatorForLanguageModeling``: ``labels[labels == pad_token_id] = -100``) cut
+   them out of scored text, so the model never learns to end its text and generation does
+   not stop (``pad-token-is-eos``; the run trains, nothing raises). TRL's own collator pads
+   the labels by position and keeps the end-of-text token, so SFTTrainer's fallback (pad =
+   eos when the tokenizer has none) is not this fault; nor is an end-of-text token inside a
+   masked prompt. The tokenizer's unknown token (its id, and how often the batch holds it)
+   is measured too: a pad token the texts never hold is the fix.
+4. ``lm-empty-completion``: every row of the batch scores only the end-of-text token (the
+   completions are empty once tokenized: TRL appends eos to an empty completion), so the
+   model learns to stop and nothing else (``empty-completion``).
+5. ``lm-completion-only``: ``SFTConfig(completion_only_loss=True)`` while the training
+   rows TRL prepared have no ``prompt``/``completion`` columns (language-modeling rows:
+   ``text`` or ``messages``): TRL then computes the loss on every token without a word
+   (``completion-only-loss-on-text``).
 
 What was measured is sent as one ``lm_facts`` event (the model's trainable and total
 parameter counts, its attention projections' names, the batch's label facts), which the
@@ -30,7 +40,9 @@ recipes read (``RecipeContext.facts["lm"]``). A fault is a ``preflight_fault`` e
 caller then ends the run before its first step (``AutofixStop``), as the Keras loss check
 does.
 
-At ``SFTTrainer``'s dataset preparation (``_prepare_dataset``, TRL 1.x): when the prepared
+At ``SFTTrainer``'s dataset preparation (``_prepare_dataset``, TRL 1.x) the columns of each
+split it is given are recorded (``sft_input``: the columns, and for prompt-completion rows
+how many of the first :data:`REMEASURE_ROWS` completions are empty); when the prepared
 split has fewer rows than it was given with ``max_length`` set (TRL drops the examples that
 truncation left without a completion token), the same rows are prepared again, at most
 :data:`REMEASURE_ROWS` of them, with ``max_length`` off, and the longest tokenized example
@@ -111,11 +123,21 @@ def _tokens(tokenizer: Any, model: Any) -> tuple[int | None, int | None]:
     return (pad if isinstance(pad, int) else None, eos if isinstance(eos, int) else None)
 
 
-def batch_facts(batch: Any, pad: int | None, eos: int | None) -> dict[str, Any]:
-    """Label facts of one collated batch (a mapping of tensors): its keys, rows, the rows
-    without a scored label (every label after the first -100), and, when the pad id equals
-    the end-of-text id, the attended end-of-text tokens of ``input_ids`` and those kept in
-    ``labels``."""
+def _token_id(tokenizer: Any, name: str) -> int | None:
+    """The tokenizer's ``<name>_token_id`` (``unk``, ``bos``), ``None`` when it has none."""
+    value = getattr(tokenizer, f"{name}_token_id", None)
+    return value if isinstance(value, int) else None
+
+
+def batch_facts(batch: Any, pad: int | None, eos: int | None,
+                unk: int | None = None) -> dict[str, Any]:
+    """Label facts of one collated batch (a mapping of tensors ``input_ids``, ``labels``,
+    ``attention_mask``, each ``[rows, length]``): its keys, rows, the rows without a scored
+    label (every label after the first -100), the rows whose only scored labels are the
+    end-of-text id ``eos`` (``rows_only_eos``), the attended ``unk`` tokens of ``input_ids``;
+    and, when the pad id equals the end-of-text id, the attended end-of-text tokens of
+    ``input_ids``, those kept in ``labels`` and those masked right after a scored label
+    (``eos_cut``: masked by id inside scored text, not by a prompt mask)."""
     keys = [str(k) for k in getattr(batch, "keys", lambda: [])()]
     out: dict[str, Any] = {"batch_keys": keys}
     labels = batch["labels"] if "labels" in keys else None
@@ -126,11 +148,22 @@ def batch_facts(batch: Any, pad: int | None, eos: int | None) -> dict[str, Any]:
     out["batch_rows"] = int(labels.shape[0])
     out["scored_labels"] = int(scored.sum().item())
     out["rows_without_targets"] = int((~scored.any(dim=1)).sum().item())
-    if ids is not None and pad is not None and pad == eos and ids.shape == labels.shape:
-        mask = batch["attention_mask"] if "attention_mask" in keys else ids.new_ones(ids.shape)
-        real = (ids == eos) & (mask == 1)
+    if eos is not None:
+        not_eos = scored & (labels[:, 1:] != eos)
+        out["rows_only_eos"] = int((scored.any(dim=1) & ~not_eos.any(dim=1)).sum().item())
+    if ids is None or ids.shape != labels.shape:
+        return out
+    mask = batch["attention_mask"] if "attention_mask" in keys else ids.new_ones(ids.shape)
+    attended = mask == 1
+    if unk is not None:
+        out["unk_in_inputs"] = int(((ids == unk) & attended).sum().item())
+    if pad is not None and pad == eos:
+        real = (ids == eos) & attended
         out["eos_in_inputs"] = int(real.sum().item())
         out["eos_in_labels"] = int((labels == eos).sum().item())
+        after_scored = real[:, 1:] & (labels[:, 1:] == IGNORE_INDEX) & \
+            (labels[:, :-1] != IGNORE_INDEX)
+        out["eos_cut"] = int(after_scored.sum().item())
     return out
 
 
@@ -165,15 +198,20 @@ def _judge(model: Any, facts: dict[str, Any], collator: Any) -> list[dict[str, s
                       "(every label -100 after the causal shift): they add nothing to the "
                       "loss (prompts longer than the sequence length, or a mask that covers "
                       "the answer)")
-    if facts.get("eos_in_inputs") and facts.get("eos_in_labels") == 0:
-        emit(Event.FINDING, kind="pad-token-is-eos", step=0,
-             evidence=f"the pad token is the end-of-text token and "
-                      f"{type(collator).__name__} sets every pad id in the labels to -100: "
-                      f"the first batch has {facts['eos_in_inputs']} real end-of-text tokens "
-                      "in input_ids and 0 in labels, so the model never learns to end its "
-                      "text and generation will not stop; give the tokenizer a pad token the "
-                      "texts never hold (tokenizer.pad_token = tokenizer.unk_token when it "
-                      "has one, else add '<pad>' and resize the embeddings)")
+    if faults:
+        return faults
+    if facts.get("eos_cut") and facts.get("eos_in_labels") == 0:
+        faults.append(_fault(
+            "lm-pad-eos", "pad-token-is-eos",
+            f"the pad token is the end-of-text token (id {facts.get('eos_token_id')}) and "
+            f"{type(collator).__name__} masks the labels by pad id: the first batch has "
+            f"{facts['eos_in_inputs']} real end-of-text tokens in input_ids and 0 in labels, "
+            "so the model never learns to end its text (generation will not stop)"))
+    if isinstance(rows, int) and rows and facts.get("rows_only_eos") == rows:
+        faults.append(_fault(
+            "lm-empty-completion", "empty-completion",
+            f"every row of the first batch ({rows}) scores only the end-of-text token: the "
+            "completions are empty, so the model learns to stop and nothing else"))
     return faults
 
 
@@ -191,9 +229,11 @@ def _measure(model: Any, batch: Any, tokenizer: Any, collator: Any,
     if isinstance(positions, int):
         facts["max_position_embeddings"] = positions
     pad, eos = _tokens(tokenizer, model)
-    facts.update({"pad_token_id": pad, "eos_token_id": eos})
+    unk = _token_id(tokenizer, "unk")
+    facts.update({"pad_token_id": pad, "eos_token_id": eos, "unk_token_id": unk,
+                  "bos_token_id": _token_id(tokenizer, "bos")})
     if batch is not None:
-        facts.update(batch_facts(batch, pad, eos))
+        facts.update(batch_facts(batch, pad, eos, unk))
     return facts
 
 
@@ -222,8 +262,31 @@ def trainer_checks(trainer: Any) -> list[dict[str, str]]:
     tokenizer = getattr(trainer, "processing_class", None) or getattr(collator, "tokenizer",
                                                                        None)
     facts = _measure(model, batch, tokenizer, collator, type(trainer).__name__)
+    facts.update(_completion_only(trainer))
     _emit(facts)
-    return _judge(model, facts, collator)
+    faults = _judge(model, facts, collator)
+    if not faults and facts.get("completion_only_on_text"):
+        columns = ", ".join(facts["completion_only_on_text"])
+        faults.append(_fault(
+            "lm-completion-only", "completion-only-loss-on-text",
+            f"completion_only_loss=True, but the training rows are language-modeling rows "
+            f"(columns: {columns}; no prompt and completion): SFTTrainer computes the loss "
+            "on every token"))
+    return faults
+
+
+def _completion_only(trainer: Any) -> dict[str, Any]:
+    """``{"completion_only_on_text": [columns]}`` when the trainer's config asks for
+    ``completion_only_loss=True`` and the training split TRL prepared had no ``prompt`` and
+    ``completion`` columns (``sft_input``, recorded by :func:`patch_sft`), else ``{}``."""
+    if getattr(getattr(trainer, "args", None), "completion_only_loss", None) is not True:
+        return {}
+    train = (Seen.facts.get("sft_input") or {}).get("train")
+    columns = train.get("columns") if isinstance(train, dict) else None
+    if not isinstance(columns, list) or {"prompt", "completion"} <= set(columns) or \
+            "labels" in columns:
+        return {}
+    return {"completion_only_on_text": columns}
 
 
 def loop_checks(loader: Any, model: Any) -> list[dict[str, str]]:
@@ -261,6 +324,32 @@ def _lengths(dataset: Any) -> tuple[int, int]:
     return longest, prompt
 
 
+def _empty(value: Any) -> bool:
+    """An empty completion: ``""``, or a conversational one whose messages say nothing."""
+    if isinstance(value, str):
+        return not value.strip()
+    if isinstance(value, list):
+        return all(isinstance(m, dict) and not str(m.get("content") or "").strip()
+                   for m in value)
+    return False
+
+
+def _record_input(dataset: Any, name: str) -> None:
+    """Record ``sft_input[name]``: the columns of a split given to ``SFTTrainer`` and, for
+    prompt-completion rows, how many of the first :data:`REMEASURE_ROWS` completions are
+    empty (:func:`_empty`)."""
+    columns = [str(c) for c in getattr(dataset, "column_names", None) or []]
+    entry: dict[str, Any] = {"columns": columns}
+    if "completion" in columns and hasattr(dataset, "select"):
+        rows = min(len(dataset), REMEASURE_ROWS)
+        completions = dataset.select(range(rows))["completion"]
+        entry["checked_rows"] = rows
+        entry["empty_completions"] = sum(1 for c in completions if _empty(c))
+    inputs = dict(Seen.facts.get("sft_input") or {})
+    inputs[name] = entry
+    _emit({"sft_input": inputs})
+
+
 def patch_sft(module: types.ModuleType) -> None:
     """Wrap ``SFTTrainer._prepare_dataset`` (module docstring, last paragraph)."""
     from . import preflight
@@ -272,6 +361,11 @@ def patch_sft(module: types.ModuleType) -> None:
 
     def _prepare_dataset(self: Any, dataset: Any, processing_class: Any, args: Any,
                          *rest: Any, **kwargs: Any) -> Any:
+        name = kwargs.get("dataset_name", rest[-1] if rest else "train")
+        try:
+            _record_input(dataset, str(name))
+        except Exception:  # noqa: BLE001 - a dataset without columns: nothing recorded
+            pass
         prepared = original(self, dataset, processing_class, args, *rest, **kwargs)
         try:
             before, after = len(dataset), len(prepared)
