@@ -90,6 +90,17 @@ class Outcome:
         return sum(1 for r in self.recipes if r != self.fix)
 
 
+def tiny_models(base: Path) -> dict[str, str]:
+    """The tiny Llama of ``scripts/make_tiny_llm.py`` (with and without a chat template),
+    built under ``base``: the environment the language-model cases read it from (a case's
+    scratch repository has no ``scripts/`` to build it)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from make_tiny_llm import build
+
+    return {"AUTOFIX_TINY_LLM": str(build(base / "tiny-llm")),
+            "AUTOFIX_TINY_LLM_BASE": str(build(base / "tiny-llm-base", chat_template=False))}
+
+
 def cases() -> list[tuple[Path, dict[str, str]]]:
     found = []
     for folder in CORPORA:
@@ -116,11 +127,12 @@ def scratch(base: Path, folder: Path, script: str) -> Path:
     return repo
 
 
-def run_case(folder: Path, case: dict[str, str], max_steps: int, timeout: float) -> Outcome:
+def run_case(folder: Path, case: dict[str, str], max_steps: int, timeout: float,
+             models: dict[str, str] | None = None) -> Outcome:
     with tempfile.TemporaryDirectory(prefix="bench-corpus-") as tmp:
         repo = scratch(Path(tmp), folder, case["script"])
         report = Path(tmp) / "report.json"
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+        env = {**(models or {}), **os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
                "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1",
                "PYTHONPATH": str(ROOT)}
         start = time.perf_counter()
@@ -149,8 +161,12 @@ def main() -> None:
     start = time.perf_counter()
     results = []
     print(f"{'case':5} {'expected':28} {'status':8} {'exit':4} {'commits':40} {'s':>6}")
+    models_dir = tempfile.TemporaryDirectory(prefix="bench-corpus-models-")
+    models = tiny_models(Path(models_dir.name)) if any(
+        "tiny_llm(" in (f / c["script"]).read_text(encoding="utf-8") for f, c in selected
+        if (f / c["script"]).is_file()) else {}
     for folder, case in selected:
-        out = run_case(folder, case, opts.max_steps, opts.timeout)
+        out = run_case(folder, case, opts.max_steps, opts.timeout, models)
         results.append(out)
         marks = ("pending" if out.pending else "fixed" if out.fixed else "advised" if out.advised else "-") + \
             (" MISCLASSIFIED" if out.misclassified else "") + \

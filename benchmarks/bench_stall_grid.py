@@ -7,6 +7,12 @@ Grid (healthy, expected verdict: none, or the finding ``learning-slowly``):
     verdict is unclear, exactly as autofix runs it).
 Keras subset (healthy, through ``.venv-v4``): TF MiniLM-L6 (``from_pt``), Adam, a
     ``from_logits=True`` loss, lr {1e-5, 2e-5, 5e-5} x classes {2, 4}, batch 16, seed 0.
+Language-model subset (healthy): TRL's ``SFTTrainer`` on the tiny Llama of
+    ``scripts/make_tiny_llm.py`` (built into the run folder), the prompt-completion rows of
+    ``sample_scripts/llm/data/instructions.jsonl`` (completion-only loss), batch 16,
+    lr {1e-3, 2e-3} x seed {0, 1}; the chance level is the entropy of the scored tokens the
+    child measures, so the replay of the classifier rule does not apply (the child's and
+    autofix's own verdicts are kept).
 Detection (expected verdict: ``stalled-loss`` or ``nan-loss``, step printed):
     lr 1e-3 (Trainer; hand loop with Adam; Keras ``"adam"``), frozen base (hand loop), a
     schedule at lr 0 from step 10 (hand loop), a string Keras loss on logits; 4 classes,
@@ -26,7 +32,7 @@ hypothesis taken from another row); the MNLI pairs are 13-32 tokens (median 23),
 ``max_length=64`` truncation never cuts and batches are padded to their longest row.
 
 Usage: nice -n 19 env OMP_NUM_THREADS=1 python benchmarks/bench_stall_grid.py
-           [--subset grid|detect|keras|all|trainer|hand] [--limit N] [--jobs 1] [--out FILE]
+           [--subset grid|detect|keras|lm|all|trainer|hand] [--limit N] [--jobs 1] [--out FILE]
            [--rejudge FILE]
 Cost: a 120-step run took 5 min (batch 16 hand loop) to 18 min (Keras) at load average 12-19
 on the shared 2-core machine; the whole set (76 runs) needs a quiet machine or hours.
@@ -39,6 +45,7 @@ import itertools
 import json
 import os
 import random
+import shutil
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -132,7 +139,24 @@ optimizer = "adam" if fault == "adam" else tf_keras.optimizers.Adam(lr)
 model.compile(optimizer=optimizer, loss=loss)
 model.fit(train, epochs=3)
 '''
-PYTHONS = {"trainer": PYTHON, "hand": PYTHON, "keras": str(ROOT / ".venv-v4" / "bin" / "python")}
+SFT = '''import os, sys, tempfile
+from pathlib import Path
+from datasets import load_dataset
+from transformers import AutoModelForCausalLM, AutoTokenizer
+from trl import SFTConfig, SFTTrainer
+lr, batch, classes, seed, fault = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), \\
+    int(sys.argv[4]), sys.argv[5]
+data = load_dataset("json", data_files=str(Path(__file__).parent / "instructions.jsonl"),
+                    split="train").remove_columns(["text"])
+path = os.environ["AUTOFIX_TINY_LLM"]
+args = SFTConfig(output_dir=tempfile.mkdtemp(), max_steps=200, per_device_train_batch_size=batch,
+                 learning_rate=lr, max_length=128, logging_steps=20, save_strategy="no",
+                 report_to="none", bf16=False, seed=seed)
+SFTTrainer(model=AutoModelForCausalLM.from_pretrained(path), args=args, train_dataset=data,
+           processing_class=AutoTokenizer.from_pretrained(path)).train()
+'''
+PYTHONS = {"trainer": PYTHON, "hand": PYTHON, "sft": PYTHON,
+           "keras": str(ROOT / ".venv-v4" / "bin" / "python")}
 
 
 def make_data(folder: Path) -> None:
@@ -173,9 +197,12 @@ def cases(subset: str) -> list[dict[str, Any]]:
         {"loop": "keras", "lr": 5e-5, "batch": 16, "classes": 4, "seed": 0,
          "fault": "string-loss"},
     ]
+    lm = [{"loop": "sft", "lr": lr, "batch": 16, "classes": 0, "seed": s, "fault": "none",
+           "expect": "healthy"} for s in (0, 1) for lr in (1e-3, 2e-3)]
     for d in detect:
         d["expect"] = "stall"
-    chosen = {"grid": grid, "detect": detect, "all": detect + grid + keras, "keras": keras,
+    chosen = {"grid": grid, "detect": detect, "all": detect + grid + keras + lm, "keras": keras,
+              "lm": lm,
               "trainer": [g for g in grid if g["loop"] == "trainer"],
               "hand": [g for g in grid if g["loop"] == "hand"]}[subset]
     return chosen
@@ -235,7 +262,11 @@ def run_case(case: dict[str, Any], folder: Path) -> dict[str, Any]:
     # wrongly" ones)
     out["findings"] = [f.kind for f in probe.findings] + [f.kind for f in findings_of(run)]
     losses = [x for x in out["losses"] if x is not None]
-    out.update(replay(losses, out["lrs"], case["classes"]))
+    if case["classes"] >= 2:
+        out.update(replay(losses, out["lrs"], case["classes"]))
+    else:  # a language model: its chance level is measured in the child, not ln C
+        out.update({"verdict": out["child_verdict"], "step": out["child_step"] or len(losses),
+                    "evidence": child.evidence if child else ""})
     return out
 
 
@@ -273,7 +304,7 @@ def summarise(results: list[dict[str, Any]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--subset", default="all",
-                        choices=("grid", "detect", "all", "trainer", "hand", "keras"))
+                        choices=("grid", "detect", "all", "trainer", "hand", "keras", "lm"))
     parser.add_argument("--limit", type=int, default=0, help="run at most N cases")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--out", type=Path, default=Path("stall_grid.jsonl"),
@@ -283,6 +314,8 @@ def main() -> None:
     if opts.rejudge:
         results = [json.loads(x) for x in opts.rejudge.read_text().splitlines() if x.strip()]
         for r in results:
+            if r["classes"] < 2:  # a language model: the child's verdict is kept
+                continue
             r.update(replay([x for x in r["losses"] if x is not None], r["lrs"], r["classes"]))
             print(f"{r['key']:40} {r['verdict']:16} step {r['step']}")
         summarise(results)
@@ -299,6 +332,13 @@ def main() -> None:
         (folder / "trainer.py").write_text(TRAINER)
         (folder / "hand.py").write_text(HAND)
         (folder / "keras.py").write_text(KERAS)
+        (folder / "sft.py").write_text(SFT)
+        if any(c["loop"] == "sft" for c in todo) and not os.environ.get("AUTOFIX_TINY_LLM"):
+            sys.path.insert(0, str(ROOT / "scripts"))
+            from make_tiny_llm import build
+
+            os.environ["AUTOFIX_TINY_LLM"] = str(build(folder / "tiny-llm"))
+        shutil.copy(ROOT / "sample_scripts" / "llm" / "data" / "instructions.jsonl", folder)
         results = []
 
         def one(case: dict[str, Any]) -> dict[str, Any]:
