@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -91,6 +92,20 @@ def make_repo(path: Path, files: dict[str, str | Path]) -> git.Repo:
     repo.git.add(A=True)
     repo.index.commit("initial")
     return repo
+
+
+@pytest.fixture(scope="module")
+def tiny_llm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny Llama-style causal LM and tokenizer of ``scripts/make_tiny_llm.py``, built
+    once per test module (a few seconds; a scratch repository cannot build it itself):
+    pass it to the samples as ``AUTOFIX_TINY_LLM``."""
+    spec = importlib.util.spec_from_file_location("make_tiny_llm",
+                                                  ROOT / "scripts" / "make_tiny_llm.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    built: Path = module.build(tmp_path_factory.mktemp("tiny-llm") / "model")
+    return built
 
 
 @pytest.fixture

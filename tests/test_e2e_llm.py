@@ -6,7 +6,6 @@ and faults of ``sample_scripts/llm`` run in the benchmark (too long for the suit
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import subprocess
@@ -16,7 +15,7 @@ from typing import Any
 import git
 import pytest
 
-from .conftest import ROOT, SAMPLES, make_repo, run_autofix, trailers
+from .conftest import SAMPLES, make_repo, run_autofix, trailers
 
 pytestmark = pytest.mark.e2e
 
@@ -24,17 +23,6 @@ LLM = SAMPLES / "llm"
 HEALTHY_TARGETS = 'target_modules=["q_proj", "k_proj", "v_proj", "o_proj"]'
 BF16 = "    bf16=False,  # SFTConfig defaults to bf16=True, which fails on a machine without " \
        "a GPU\n"
-
-
-@pytest.fixture(scope="module")
-def tiny_llm(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    spec = importlib.util.spec_from_file_location("make_tiny_llm",
-                                                  ROOT / "scripts" / "make_tiny_llm.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    built: Path = module.build(tmp_path_factory.mktemp("tiny-llm") / "model")
-    return built
 
 
 @pytest.fixture(scope="module")

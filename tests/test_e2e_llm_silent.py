@@ -8,7 +8,6 @@ the CLI by ``benchmarks/bench_llm_samples.py``."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 from pathlib import Path
@@ -17,23 +16,12 @@ from typing import Any
 import git
 import pytest
 
-from .conftest import ROOT, SAMPLES, make_repo, run_autofix, trailers
+from .conftest import SAMPLES, make_repo, run_autofix, trailers
 
 pytestmark = pytest.mark.e2e
 
 LLM = SAMPLES / "llm"
 Session = tuple[git.Repo, subprocess.CompletedProcess[str], dict[str, Any]]
-
-
-@pytest.fixture(scope="module")
-def tiny_llm(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    spec = importlib.util.spec_from_file_location("make_tiny_llm",
-                                                  ROOT / "scripts" / "make_tiny_llm.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    built: Path = module.build(tmp_path_factory.mktemp("tiny-llm") / "model")
-    return built
 
 
 @pytest.fixture(scope="module")
