@@ -12,7 +12,11 @@ from torch import nn
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from autofix.categories import get_category
-from autofix.categories.catalogue.divergence import divergence_evidence
+from autofix.categories.catalogue.divergence import (
+    GROWING_TRIAL,
+    divergence_evidence,
+    growing_loss,
+)
 from autofix.loop.diagnosis import diagnose_symptom
 from autofix.loop.fixgroups import FixGroup
 from autofix.loop.verdicts import finite_and_falling, judge, proof_failure
@@ -148,3 +152,24 @@ def test_the_child_records_the_first_forward_inputs_and_the_gradient_norms() -> 
     assert fact["file"] == __file__ and fact["module"] == "Linear"
     assert len(norms) == 2 and float(norms[0]) ** 0.5 == pytest.approx(
         math.sqrt(6.0 ** 2 + 450.0 ** 2 + 3.0 ** 2))
+
+
+def test_a_finite_loss_that_grows_gets_the_divided_rate_as_a_trial() -> None:
+    growing = run_of([5156.8 * 4.2 ** i for i in range(9)])  # ML-Dev-Bench's, stopped early
+    trial = growing_loss(growing)
+    assert trial is not None and trial.category == "diverging-lr"
+    assert trial.via == GROWING_TRIAL and trial.fact("lr") == "0.01"
+    assert trial.evidence.startswith("the loss grew without turning non-finite: mean ")
+    assert trial.evidence.endswith("root cause: diverging-lr")
+    wide = run_of([5156.8 * 4.2 ** i for i in range(9)], numeric={"inputs": [WIDE_INPUT]})
+    scaled = growing_loss(wide)  # the scale evidence comes first, as for a NaN
+    assert scaled is not None and scaled.category == "unscaled-inputs"
+    for healthy in ([0.69 * 0.97 ** i for i in range(60)], [1.1] * 60, [2.0, 2.5, 1.9] * 20):
+        assert growing_loss(run_of(healthy)) is None
+    assert growing_loss(run_of([5156.8 * 4.2 ** i for i in range(9)], lr=None)) is None
+    record = FixRecord("diverging-lr", "divide-lr", "b" * 40, "train.py", 1)
+    group = FixGroup(trial, growing, 1, [record], {}, {}, tentative=True)
+    flat = run_of([1.0] * 30)
+    assert "not finite and falling" in group.failed_by(flat, Healthy("", False))
+    falling = run_of([100.0 * 0.9 ** i for i in range(30)])
+    assert group.failed_by(falling, Healthy("", False)) == ""

@@ -158,7 +158,8 @@ class FixGroup:
                 return (f"recipe {self.recipes} did not help: {symptom_of(verdict)} after "
                         f"it ({verdict.evidence})")
             return ""
-        why = proof_failure(run, self.symptom) if self.symptom or self.tentative else ""
+        why = proof_failure(run, self.symptom or self.diagnosis.via) \
+            if self.symptom or self.tentative else ""
         if why:
             return f"recipe {self.recipes} did not help: {why}"
         return ""

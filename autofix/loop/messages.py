@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from autofix.categories import SLOW_TRIAL, get_category, is_category
+from autofix.categories.catalogue.divergence import GROWING_TRIAL
 from autofix.loop.fixgroups import symptom_of
-from autofix.loop.verdicts import PREFLIGHT_FAULT
+from autofix.loop.verdicts import FALLING_PROOF, PREFLIGHT_FAULT
 from autofix.toolkit.recipe import Recipe
 from autofix.types import Applied, Diagnosis
 from autofix.vcs.trailers import Trailers
@@ -28,6 +29,12 @@ def commit_message(recipe: type[Recipe], outcome: Applied, diag: Diagnosis, run_
         happened = f"Run {run_n} trained without a fault but was not clearly learning (this " \
                    "fix is a trial, kept only if the next run proves it)"
         symptom = SLOW_TRIAL
+    elif diag.via == GROWING_TRIAL:
+        happened = f"Run {run_n} trained without a fault while its loss grew (this fix is a " \
+                   "trial, kept only if the next run's loss is finite and falling)"
+        symptom = GROWING_TRIAL
+    elif symptom in FALLING_PROOF and diag.causes:
+        happened += " (this fix is kept only if the next run's loss is finite and falling)"
     elif diag.via == PREFLIGHT_FAULT:
         happened = f"Run {run_n}, before its first training step, found"
     lines = [f"autofix: {recipe.title}", "", f"{happened}:", f"    {diag.evidence}"]

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 from autofix.categories import get_category, is_category
+from autofix.categories.catalogue.divergence import GROWING_TRIAL
 from autofix.loop.diagnosis import diagnose, diagnose_symptom, stall_advice
 from autofix.run.child.symptoms import (
     FLAT_EVIDENCE,
@@ -130,7 +131,7 @@ def healthy_evidence(run: RunResult) -> str:
 #: Symptoms whose fix a finite and falling loss proves (:func:`finite_and_falling`): a
 #: diverging loss is repaired when it no longer diverges, whatever the task (a regression
 #: has no chance level to get under).
-FALLING_PROOF = frozenset({"nan-loss"})
+FALLING_PROOF = frozenset({"nan-loss", GROWING_TRIAL})
 #: A falling loss loses at least this fraction of its first window's mean by its last.
 FALL_SHARE = 0.02
 

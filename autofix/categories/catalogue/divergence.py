@@ -18,7 +18,7 @@ import math
 from typing import Any
 
 from autofix.categories.model import Category, Kind, RootCause
-from autofix.types import ProbeReport
+from autofix.types import Diagnosis, ProbeReport, RunResult
 
 #: A float input whose largest absolute value is over this is not standardised: a
 #: standardised feature lies within a few units of 0 (|z| > 10 has a probability under
@@ -126,6 +126,43 @@ def divergence_evidence(probe: ProbeReport) -> list[str]:
     return lines
 
 
+#: ``via`` of the trial a run gets whose loss grew but stayed finite (:func:`growing_loss`).
+GROWING_TRIAL = "loss-grows"
+#: Fewest finite steps for :func:`growing_loss` (two windows of 3 to compare).
+GROWING_MIN_STEPS = 6
+
+
+def growing_loss(run: RunResult) -> Diagnosis | None:
+    """A trial for a run that ended without a fault while its loss grew: the first cause
+    of :data:`DIVERGENCE_CAUSES` the evidence shows (``diverging-lr`` when none does), its
+    fix kept only when the next run's loss is finite and falling. It grew: every loss
+    finite, the mean of its last ``w`` steps (``w``: 10, or a third of the steps when
+    fewer than 30 ran) at least :data:`GROWTH` x the first ``w`` steps' mean, and a
+    learning rate recorded. No healthy run does that (a fine-tuning loss
+    starts at chance and falls; a stalled one stays level). ``None`` otherwise."""
+    losses = [s.loss for s in run.probe.steps if s.loss is not None]
+    rates = [s.lr for s in run.probe.steps if s.lr is not None and s.lr > 0]
+    if len(losses) < GROWING_MIN_STEPS or not rates \
+            or not all(math.isfinite(x) for x in losses):
+        return None
+    w = min(10, len(losses) // 3)
+    first, last = sum(losses[:w]) / w, sum(losses[-w:]) / w
+    if not first > 0 or last < GROWTH * first:
+        return None
+    evidence = (f"the loss grew without turning non-finite: mean {first:.4g} over steps "
+                f"1-{w}, {last:.4g} over steps {len(losses) - w + 1}-{len(losses)} "
+                f"({last / first:.3g} x) at a learning rate of {max(rates):g}")
+    cause = next((r.category for r in DIVERGENCE_CAUSES if r.found(run.probe)),
+                 "diverging-lr")
+    return Diagnosis(
+        category=cause, evidence=f"{evidence}; root cause: {cause}",
+        details=(evidence, *divergence_evidence(run.probe),
+                 "a trial: the fix is kept only if the next run's loss is finite and "
+                 "falling"),
+        via=GROWING_TRIAL, causes=(cause,), facts=(("lr", repr(max(rates))),),
+        hint="the first cause the evidence shows, as for a non-finite loss")
+
+
 #: The rules naming ``nan-loss``'s fixable causes, in the order they are tried.
 DIVERGENCE_CAUSES: tuple[RootCause, ...] = (
     RootCause("unscaled-inputs", lambda p: bool(unscaled_inputs(p)),
@@ -152,6 +189,7 @@ DIVERGENCE: tuple[Category, ...] = (
     ),
     Category(
         id="diverging-lr",
+        trial=growing_loss,
         title="a learning rate too high for the problem makes the loss diverge",
         hint="divide the learning rate by 10; kept only if the next run's loss is finite "
              "and falling",
