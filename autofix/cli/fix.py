@@ -21,6 +21,7 @@ except ImportError:  # pragma: no cover - depends on the installed typer
 from autofix.cli.boundary import boundary, consoles, exit_code, usage_error
 from autofix.cli.options import (
     CleanTreeOption,
+    ColdOption,
     DryRunOption,
     FullOption,
     LauncherOption,
@@ -107,6 +108,7 @@ def fix(
     sample_rows: SampleRowsOption = DEFAULT_SAMPLE_ROWS,
     one_at_a_time: OneAtATimeOption = False,
     clean_tree: CleanTreeOption = False,
+    cold: ColdOption = False,
 ) -> None:
     """Repair SCRIPT on a branch; your files, index and current branch stay untouched.
 
@@ -119,7 +121,7 @@ def fix(
         max_iterations=max_iterations, dry_run=dry_run, only=only, skip=skip,
         launcher=launcher, nproc_per_node=nproc_per_node, sample_rows=sample_rows,
         one_at_a_time=one_at_a_time, args=tuple(script_args or ()), branch=branch,
-        resume=resume, init=init, clean_tree=clean_tree)
+        resume=resume, init=init, clean_tree=clean_tree, cold=cold)
     for problem in plugins().problems:  # a broken plugin is reported, never fatal
         err.print(f"[yellow]warning:[/yellow] {escape(problem)}")
     observer = ConsoleObserver(console, script.name, settings.max_steps)

@@ -40,6 +40,7 @@ from autofix.paths import relative_paths
 from autofix.run.child.contract import Env
 from autofix.run.programs import CellsLost, Program, document_for, local_modules
 from autofix.run.runner import RunSpec, run_script, target_versions
+from autofix.run.warm import WarmInterpreter
 from autofix.settings import Settings
 from autofix.toolkit.apply import apply_recipe
 from autofix.toolkit.discovery import recipes_for
@@ -162,6 +163,8 @@ class _Parts:
     recipes: RecipeLookup
     api_check: ApiCheck
     versions: VersionLookup
+    #: The session's warm interpreter (``None``: every run cold; a replaying runner).
+    warm: WarmInterpreter | None = None
 
 
 class _Session:
@@ -171,6 +174,7 @@ class _Session:
         self.cancel = parts.cancel
         self.runner = parts.runner
         self.api_check = parts.api_check
+        self.warm = parts.warm
         self.recipes: RecipeLookup = lambda category: tuple(
             r for r in parts.recipes(category) if settings.allows(r.id))  # --only / --skip
         self.script = check_script(script)
@@ -214,7 +218,7 @@ class _Session:
         self.note = note
         self.observer.run_started(self.n, note)
         spec = RunSpec(self.script, self.o, env={**self.checks(), **(env or {})},
-                       cancel=_Either(self.drift_found, self.cancel),
+                       cancel=_Either(self.drift_found, self.cancel), warm=self.warm,
                        modules={str(Path(self.branch.root) / rel): text
                                 for rel, text in self.branch.files.items()})
         program = self.program
@@ -704,10 +708,19 @@ def repair(script: Path | str, settings: Settings | None = None, *,
     failure during one).
     """
     settings = settings or Settings()
+    warm = WarmInterpreter(settings) if runner is run_script and \
+        WarmInterpreter.applies(settings) else None
+    if warm is not None:
+        warm.start()  # its imports overlap the session's set-up
     parts = _Parts(observer or NullObserver(), cancel, writer, base, runner, recipes,
-                   api_check, versions)
+                   api_check, versions, warm)
     started = time.monotonic()
-    session = _Session(Path(script), settings, parts)
+    try:
+        session = _Session(Path(script), settings, parts)
+    except BaseException:
+        if warm is not None:
+            warm.close()
+        raise
     try:
         return session.loop()
     except KeyboardInterrupt:
@@ -722,6 +735,8 @@ def repair(script: Path | str, settings: Settings | None = None, *,
     finally:
         session.result.base, session.result.diff_stat = session.branch.diff_stat()
         session.branch.close()
+        if warm is not None:
+            warm.close()
         session.result.seconds = time.monotonic() - started
 
 

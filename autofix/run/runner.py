@@ -23,10 +23,10 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from autofix.errors import AutofixError
 from autofix.run import cgroups
@@ -54,6 +54,23 @@ _VERSIONS_SNIPPET = (
 )
 
 
+class WarmStart(Protocol):
+    """A run started through the warm interpreter (:class:`autofix.run.warm.WarmRun`)."""
+
+    cmd: list[str]
+
+    def ran(self) -> bool: ...
+
+
+class WarmRuns(Protocol):
+    """What the runner asks of a session's warm interpreter (:mod:`autofix.run.warm`)."""
+
+    def prepare(self, script: Path, cmd: Sequence[str], env: Mapping[str, str],
+                folder: Path) -> WarmStart | None: ...
+
+    def settle(self) -> None: ...
+
+
 @dataclass(frozen=True)
 class RunSpec:
     """One run: the script (its real path), the session's :class:`Settings` (interpreter,
@@ -68,6 +85,9 @@ class RunSpec:
     #: The user's modules as they are on the fix branch (absolute path -> text): the child
     #: imports these instead of the files on disk (``autofix/run/child/modules.py``).
     modules: Mapping[str, str] = field(default_factory=dict)
+    #: The session's warm interpreter (:class:`autofix.run.warm.WarmInterpreter`): the run
+    #: is a fork of it where it can be, else a fresh interpreter (``None``: always).
+    warm: WarmRuns | None = field(default=None, compare=False)
 
     @property
     def environment(self) -> dict[str, str]:
@@ -315,8 +335,20 @@ def run_script(
             env[Env.PATCHED_MODULES] = json.dumps(_write_modules(spec.modules, Path(tmp)))
         env.setdefault("PYTHONUNBUFFERED", "1")
         cmd = launch_command(spec, patched)
-        confined = confine(cmd, sandbox) if sandbox else Confinement(cmd)
         started = time.monotonic()
+        if spec.warm is not None and sandbox is None:  # a fork of the session's zygote
+            warm = spec.warm.prepare(spec.script, cmd, env, Path(tmp))
+            if warm is not None:
+                try:
+                    result = _supervise(spec, warm.cmd, env, probe_file, started, on_line,
+                                        _StepTail(probe_file, on_step))
+                finally:
+                    spec.warm.settle()
+                if warm.ran():
+                    return result
+                probe_file.unlink(missing_ok=True)  # the zygote failed: run it cold
+                started = time.monotonic()
+        confined = confine(cmd, sandbox) if sandbox else Confinement(cmd)
         try:
             return _supervise(spec, confined.cmd, env, probe_file, started, on_line,
                              _StepTail(probe_file, on_step))

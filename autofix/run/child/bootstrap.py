@@ -27,6 +27,7 @@ import os
 import sys
 import traceback
 import types
+from collections.abc import Callable
 
 _DISTRIBUTIONS = ("torch", "transformers", "datasets", "accelerate", "tensorflow", "tf-keras",
                   "keras", "numpy", "trl", "peft")
@@ -81,7 +82,11 @@ def versions() -> dict[str, str]:
 # --- running the script ------------------------------------------------------------
 
 
-def run(patched: str, original: str, argv: list[str]) -> int:
+def run(patched: str, original: str, argv: list[str],
+        probes: Callable[[], None] = install) -> int:
+    """Run the patched source as the script ``original`` with ``argv``; ``probes``
+    installs the probes once the run's switches are read (the warm interpreter's fork,
+    ``zygote.py``, has installed most of them before its imports). Returns the exit code."""
     with open(patched, encoding="utf-8") as fh:
         source = fh.read()
     # Tracebacks name the user's path but must show the patched file's lines.
@@ -91,7 +96,7 @@ def run(patched: str, original: str, argv: list[str]) -> int:
     sys.argv = [original, *argv]
     sys.path[0] = os.path.dirname(os.path.abspath(original))
     configure(os.environ)
-    install()
+    probes()
     emit(Event.VERSIONS, versions=versions())
 
     main = types.ModuleType("__main__")

@@ -471,11 +471,13 @@ def _chain(patches: list[Callable[[types.ModuleType], None]]
     return patch_all
 
 
-def install() -> None:
+def install(select: Callable[[str], bool] | None = None) -> None:
     """Register one post-import hook per module (first in ``sys.meta_path``) applying every
-    probe given for it in :data:`HOOKS` (two hooks for one name would find each other)."""
+    probe given for it in :data:`HOOKS` (two hooks for one name would find each other);
+    ``select(name)``: only the modules it accepts (the warm interpreter's split)."""
     grouped: dict[str, list[Callable[[types.ModuleType], None]]] = {}
     for name, patch in HOOKS:
-        grouped.setdefault(name, []).append(patch)
+        if select is None or select(name):
+            grouped.setdefault(name, []).append(patch)
     for name, patches in grouped.items():
         sys.meta_path.insert(0, PostImportHook(name, _chain(patches)))
