@@ -15,8 +15,12 @@ first diagnosis (the run-1 verdict line) with the default ``--sample-rows`` and 
 ``--clean`` runs correct scripts once as diagnosis runs (preflight and sampling on) and
 counts the preflight findings (false findings: 0 wanted).
 
+``--cold`` compares the warm interpreter (runs forked from one zygote per session, the
+default) with ``--cold`` (a fresh interpreter per run) instead, in the same invocation,
+against the same bare run.
+
 Usage: python benchmarks/bench_preflight.py [--only pt tf course] [--exercises ch3_03 ...]
-       [--clean SCRIPT ...] [--mnli] [--max-steps N]
+       [--clean SCRIPT ...] [--mnli] [--max-steps N] [--cold]
 """
 
 from __future__ import annotations
@@ -83,9 +87,15 @@ def bare_run(repo: Path, branch: str, script: str, python: str, max_steps: int) 
 TOTALS: list[tuple[str, int, float, float]] = []
 
 
+#: The two configurations compared side by side (``--cold``: the warm interpreter against
+#: a fresh interpreter per run, both with preflight).
+MODES: list[tuple[str, list[str]]] = [("preflight", []),
+                                      ("one-at-a-time", ["--one-at-a-time"])]
+
+
 def compare(name: str, files: list[Path], script: str, python: str, max_steps: int) -> None:
     rows = []
-    for label, extra in (("preflight", []), ("one-at-a-time", ["--one-at-a-time"])):
+    for label, extra in MODES:
         with tempfile.TemporaryDirectory() as tmp:
             repo = scratch(Path(tmp), files)
             args = ["--python", python, "--max-steps", str(max_steps), "--branch", "fixes",
@@ -130,7 +140,8 @@ def totals() -> None:
     by_mode: dict[str, list[tuple[int, float, float]]] = {}
     for label, runs, wall, bare in TOTALS:
         by_mode.setdefault(label, []).append((runs, wall, bare))
-    if len(by_mode.get("preflight", [])) < 2:
+    first, second = MODES[0][0], MODES[1][0]
+    if len(by_mode.get(first, [])) < 2:
         return
     print("total over the scripts above:", flush=True)
     for label, rows in by_mode.items():
@@ -138,9 +149,9 @@ def totals() -> None:
         bare = sum(r[2] for r in rows)
         print(f"  {label:14} runs {runs}  {wall:6.0f} s  (bare fixed runs {bare:5.0f} s, "
               f"ratio {wall / bare:4.1f})", flush=True)
-    pre = sum(r[0] for r in by_mode["preflight"])
-    one = sum(r[0] for r in by_mode.get("one-at-a-time", [])) or 1
-    print(f"  runs down {100 * (one - pre) / one:.0f} % with preflight", flush=True)
+    pre = sum(r[0] for r in by_mode[first])
+    one = sum(r[0] for r in by_mode.get(second, [])) or 1
+    print(f"  runs down {100 * (one - pre) / one:.0f} % with {first}", flush=True)
 
 
 def mnli(max_steps: int) -> None:
@@ -200,7 +211,12 @@ def main() -> None:
                         help="correct scripts: count the preflight findings on each (0 wanted)")
     parser.add_argument("--exercises", nargs="+", default=[],
                         help="only the exercises whose names start with these (ch3_03 ...)")
+    parser.add_argument("--cold", action="store_true",
+                        help="compare the warm interpreter (the default) with --cold side "
+                             "by side, instead of preflight with --one-at-a-time")
     opts = parser.parse_args()
+    if opts.cold:
+        MODES[:] = [("warm", []), ("cold", ["--cold"])]
     data = SAMPLES / "data"
     if "pt" in opts.only:
         compare("course_pt_mnli.py", [SAMPLES / "course_pt_mnli.py", data],
