@@ -15,7 +15,9 @@ scratch git repository and repaired by the real CLI (``--max-steps`` small). Per
 
 A case whose ``script`` names a file in a folder (``d45_yaml_learning_rate_string/train.py``)
 is a project: the whole folder is copied (its config files with it) and the script run from
-the repository root. A case with ``fix = "pending"`` is not handled yet: it runs and is
+the repository root. A case with ``max_steps`` (a training symptom: it shows only after
+some steps, and its fix proves itself on a falling loss) runs with that budget instead of
+``--max-steps``. A case with ``fix = "pending"`` is not handled yet: it runs and is
 listed, but counts in none of the totals (only as pending).
 
 Printed: one row per case, then the totals and the wall time.
@@ -166,7 +168,9 @@ def main() -> None:
         "tiny_llm(" in (f / c["script"]).read_text(encoding="utf-8") for f, c in selected
         if (f / c["script"]).is_file()) else {}
     for folder, case in selected:
-        out = run_case(folder, case, opts.max_steps, opts.timeout, models)
+        # a training symptom needs steps to show: such a case names its own budget
+        out = run_case(folder, case, int(case.get("max_steps", opts.max_steps)), opts.timeout,
+                       models)
         results.append(out)
         marks = ("pending" if out.pending else "fixed" if out.fixed else "advised" if out.advised else "-") + \
             (" MISCLASSIFIED" if out.misclassified else "") + \

@@ -32,8 +32,8 @@ hypothesis taken from another row); the MNLI pairs are 13-32 tokens (median 23),
 ``max_length=64`` truncation never cuts and batches are padded to their longest row.
 
 Usage: nice -n 19 env OMP_NUM_THREADS=1 python benchmarks/bench_stall_grid.py
-           [--subset grid|detect|keras|lm|all|trainer|hand] [--limit N] [--jobs 1] [--out FILE]
-           [--rejudge FILE]
+           [--subset grid|detect|keras|lm|all|trainer|hand|ratio] [--limit N]
+           [--lr 5e-5 ...] [--seed 0 ...] [--jobs 1] [--out FILE] [--rejudge FILE]
 Cost: a 120-step run took 5 min (batch 16 hand loop) to 18 min (Keras) at load average 12-19
 on the shared 2-core machine; the whole set (76 runs) needs a quiet machine or hours.
 """
@@ -62,6 +62,8 @@ ROOT = Path(__file__).resolve().parent.parent
 MNLI = ROOT / "sample_scripts" / "data" / "mnli_mini_train.jsonl"
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
 BUDGET = 60  # autofix's default --max-steps
+#: Steps of a ratio run: under the stall rule's 30, so the budget is never extended.
+RATIO_STEPS = 29
 
 COMMON = '''import json, sys
 from pathlib import Path
@@ -201,8 +203,12 @@ def cases(subset: str) -> list[dict[str, Any]]:
            "expect": "healthy"} for s in (0, 1) for lr in (1e-3, 2e-3)]
     for d in detect:
         d["expect"] = "stall"
-    chosen = {"grid": grid, "detect": detect, "all": detect + grid + keras + lm, "keras": keras,
-              "lm": lm,
+    # the update-to-weight ratio of healthy rates and of 1e-3, per loop (29 steps each)
+    ratio = [{"loop": loop, "lr": lr, "batch": 16, "classes": 4, "seed": 0, "expect": "ratio",
+              "fault": "adam" if loop == "keras" and lr == 1e-3 else "none"}
+             for loop in ("hand", "trainer", "keras") for lr in (1e-5, 5e-5, 1e-3)]
+    chosen = {"grid": grid, "detect": detect, "ratio": ratio, "all": detect + grid + keras + lm,
+              "keras": keras, "lm": lm,
               "trainer": [g for g in grid if g["loop"] == "trainer"],
               "hand": [g for g in grid if g["loop"] == "hand"]}[subset]
     return chosen
@@ -237,12 +243,14 @@ def run_case(case: dict[str, Any], folder: Path) -> dict[str, Any]:
            "TF_NUM_INTEROP_THREADS": "1", "TF_CPP_MIN_LOG_LEVEL": "2",
            "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "TOKENIZERS_PARALLELISM": "false"}
-    if case["expect"] == "healthy":  # a (false) verdict must not cut the curve short
+    if case["expect"] in ("healthy", "ratio"):  # a verdict must not cut the curve short
         env["AUTOFIX_RECORD_ONLY"] = "1"
     args = [str(case["lr"]), str(case["batch"]), str(case["classes"]), str(case["seed"]),
             case["fault"]]
     run = run_script(RunSpec(script, Settings(python=PYTHONS[case["loop"]], cwd=folder,
-                                              args=tuple(args), timeout=1800, max_steps=BUDGET,
+                                              args=tuple(args), timeout=1800,
+                                              max_steps=RATIO_STEPS if case["expect"] == "ratio"
+                                              else BUDGET,
                                               env=env)), script.read_text())
     probe = run.probe
     child = probe.symptom
@@ -267,6 +275,9 @@ def run_case(case: dict[str, Any], folder: Path) -> dict[str, Any]:
     else:  # a language model: its chance level is measured in the child, not ln C
         out.update({"verdict": out["child_verdict"], "step": out["child_step"] or len(losses),
                     "evidence": child.evidence if child else ""})
+    evidence = probe.facts.get("step_evidence") or {}
+    out["cause"] = evidence.get("cause")
+    out["ratio"] = evidence.get("ratio")  # the highest 10-step median (evidence.py)
     return out
 
 
@@ -293,9 +304,17 @@ def summarise(results: list[dict[str, Any]]) -> None:
               f"{r['child_verdict']} at {r['child_step']}, replay {r['verdict']} at step "
               f"{r['step']}: {r['evidence']}")
     for r in results:
+        if r["expect"] == "ratio":
+            seen = [x for x in r["losses"] if x is not None]
+            print(f"  ratio {r['key']}: highest 10-step median update-to-weight ratio "
+                  f"{r.get('ratio') or 0:.2e}; loss {seen[0] if seen else 0:.3f} -> "
+                  f"{sum(seen[-10:]) / max(1, len(seen[-10:])):.3f}; child verdict "
+                  f"{r['child_verdict']} (cause {r.get('cause')})")
+    for r in results:
         if r["expect"] == "stall":
             ok = r.get("autofix_verdict", r["verdict"]) not in ("healthy", "none")
-            print(f"  detect {r['key']}: autofix {r.get('autofix_verdict')}, child "
+            print(f"  detect {r['key']}: autofix {r.get('autofix_verdict')} (evidence cause "
+                  f"{r.get('cause')}), child "
                   f"{r['child_verdict']} at {r['child_step']}, replay {r['verdict']} at step "
                   f"{r['step']} "
                   f"({'flagged' if ok else 'MISSED'}) {r['evidence'][:160]}")
@@ -304,8 +323,11 @@ def summarise(results: list[dict[str, Any]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--subset", default="all",
-                        choices=("grid", "detect", "all", "trainer", "hand", "keras", "lm"))
+                        choices=("grid", "detect", "all", "trainer", "hand", "keras", "lm",
+                                 "ratio"))
     parser.add_argument("--limit", type=int, default=0, help="run at most N cases")
+    parser.add_argument("--lr", type=float, nargs="*", help="only these learning rates")
+    parser.add_argument("--seed", type=int, nargs="*", help="only these seeds")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--out", type=Path, default=Path("stall_grid.jsonl"),
                         help="JSON lines, appended; cases already there are skipped")
@@ -322,7 +344,9 @@ def main() -> None:
         return
     done = {json.loads(x)["key"] for x in opts.out.read_text().splitlines() if x.strip()} \
         if opts.out.exists() else set()
-    todo = [c for c in cases(opts.subset) if key(c) not in done]
+    todo = [c for c in cases(opts.subset) if key(c) not in done
+            and (not opts.lr or c["lr"] in opts.lr)
+            and (opts.seed is None or c["seed"] in opts.seed)]
     if opts.limit:
         todo = todo[:opts.limit]
     print(f"{len(todo)} runs to do ({len(done)} already in {opts.out})", flush=True)

@@ -39,6 +39,7 @@ def test_hand_written_loop_stall_is_lr_too_high(scratch_repo: Repo) -> None:
     # slowly" at lr 1e-3, which is a trial of the same fix (both measured)
     assert "stalled near chance" in runs[0]["evidence"] \
         or "stopped falling" in runs[0]["evidence"] \
+        or "update-to-weight ratio" in runs[0]["evidence"] \
         or "not clearly learning at a learning rate of 0.001" in runs[0]["evidence"]
     assert runs[-1]["outcome"] in ("ok", "budget")  # the proof run: clearly under ln 3
     assert trailers(repo, "fixes", "main") == ["lr-too-high"]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from autofix.categories import TIMEOUT, UNKNOWN, Category, all_categories, get_category
 from autofix.categories.catalogue.divergence import divergence_evidence
+from autofix.categories.catalogue.evidence import evidence_advice
 from autofix.categories.failure import Failure
 from autofix.categories.sites import all_frames, frame_keys, raised_site
 from autofix.categories.tracebacks import inner_message, parse_traceback
@@ -228,8 +229,10 @@ FROZEN_FRACTION = 0.05
 def stall_advice(run: RunResult) -> list[str]:
     """Root causes of a stall that autofix reports with advice (no recipe is sure), found
     in the run's facts: a learning rate of 0 (a schedule that ends before the budget), a
-    learning rate still rising (warmup longer than the budget), a frozen base model."""
-    out = []
+    learning rate still rising (warmup longer than the budget), a frozen base model; first
+    the cause the optimizer-step evidence named, when it has no category of its own."""
+    step = evidence_advice(run.probe)
+    out = [step] if step else []
     rates = [s.lr for s in run.probe.steps if s.lr is not None]
     zero = next((s.step for s in run.probe.steps if s.lr is not None and s.lr <= 1e-12), 0)
     if zero and zero < len(run.probe.steps):

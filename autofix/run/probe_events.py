@@ -188,6 +188,8 @@ READERS: dict[str, Callable[[ProbeReport, dict[str, Any]], None]] = {
                                                    if k not in ("event", "rank")}),
     Event.WOULD_STOP: lambda r, e: setattr(r, "symptom", r.symptom or _symptom(e)),
     Event.SAMPLED: lambda r, e: r.sampled.append(_sampled(e)),
+    Event.STEP_EVIDENCE: lambda r, e: r.facts.setdefault("step_evidence", {}).update(
+        {k: v for k, v in e.items() if k not in ("event", "rank")}),
     Event.LM_FACTS: lambda r, e: r.facts.setdefault("lm", {}).update(
         {k: v for k, v in e.items() if k not in ("event", "rank")}),
     Event.NUMERIC: lambda r, e: r.facts.setdefault("numeric", {}).update(

@@ -21,6 +21,7 @@ from autofix.categories.catalogue.course import COURSE
 from autofix.categories.catalogue.data import DATA
 from autofix.categories.catalogue.divergence import DIVERGENCE
 from autofix.categories.catalogue.drift import DRIFT
+from autofix.categories.catalogue.evidence import ROOT_CAUSES as STEP_ROOT_CAUSES
 from autofix.categories.catalogue.labels import LABELS
 from autofix.categories.catalogue.llm import LLM
 from autofix.categories.catalogue.reported import REPORTED
@@ -38,11 +39,11 @@ from autofix.categories.registry import register_category
 #: Every built-in category, in classification order.
 BUILT_IN: tuple[Category, ...] = (*LLM, *LABELS, *VALUES, *DATA, *COURSE, *DRIFT, *REPORTED,
                                   *CHECKPOINTS, *ADVICE, *SYMPTOMS, *ROOT_CAUSES, *DIVERGENCE,
-                                  TIMEOUT, UNKNOWN)
+                                  *STEP_ROOT_CAUSES, TIMEOUT, UNKNOWN)
 
 for _category in BUILT_IN:
     register_category(_category)
 
 __all__ = ["ADVICE", "BUILT_IN", "CHECKPOINTS", "COURSE", "DATA", "DIVERGENCE", "DRIFT",
-           "LABELS", "LLM", "LR_TOO_HIGH", "REPORTED", "ROOT_CAUSES", "SLOW_TRIAL", "SYMPTOMS",
-           "TIMEOUT", "UNKNOWN", "VALUES"]
+           "LABELS", "LLM", "LR_TOO_HIGH", "REPORTED", "ROOT_CAUSES", "SLOW_TRIAL",
+           "STEP_ROOT_CAUSES", "SYMPTOMS", "TIMEOUT", "UNKNOWN", "VALUES"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from autofix.categories.catalogue.course import label_count_advice
 from autofix.categories.catalogue.divergence import DIVERGENCE_CAUSES
+from autofix.categories.catalogue.evidence import STEP_CAUSES, step_cause
 from autofix.categories.model import Category, Kind, RootCause
 from autofix.run.child.contract import PROBABILITY_LOSSES
 from autofix.types import Diagnosis, ProbeReport, RunResult
@@ -26,9 +27,11 @@ def _keras_string_loss(probe: ProbeReport) -> bool:
 
 
 def _lr_too_high(probe: ProbeReport) -> bool:
-    """A learning rate at or above :data:`LR_TOO_HIGH` at any recorded step."""
+    """A learning rate at or above :data:`LR_TOO_HIGH` at any recorded step, or an update
+    -to-weight ratio far above fine-tuning's in the optimizer-step evidence."""
     rates = [s.lr for s in probe.steps if s.lr is not None]
-    return bool(rates) and max(rates) >= LR_TOO_HIGH * (1 - 1e-6)  # float32 1e-3 > 1e-3
+    return bool(rates) and max(rates) >= LR_TOO_HIGH * (1 - 1e-6) \
+        or step_cause(probe) == "lr-too-high"  # float32 1e-3 > 1e-3
 
 
 #: ``via`` of a diagnosis made from a healthy run that was not clearly learning (the
@@ -85,6 +88,7 @@ SYMPTOMS: tuple[Category, ...] = (
              "rate of 1e-3 or more",
         kind=Kind.SYMPTOM,
         root_causes=(
+            *STEP_CAUSES,
             RootCause("keras-string-loss", _keras_string_loss,
                       "a string Keras loss on a model that outputs logits"),
             RootCause("lr-too-high", _lr_too_high, "a learning rate of 1e-3 or more"),

@@ -50,6 +50,7 @@ class Event:
     LOOP_ENDED = "loop_ended"
     LM_FACTS = "lm_facts"
     NUMERIC = "numeric"
+    STEP_EVIDENCE = "step_evidence"
 
 
 #: Fields of a ``dataset`` event and of each entry of a ``trainer`` event's ``datasets``:
@@ -129,6 +130,14 @@ EVENTS: dict[str, tuple[str, ...]] = {
     # "array"), dtype, shape, abs_max, column_mean, column_std}] of the first forward's
     # float inputs, ``grad_norms`` [number or "inf"/"nan"] of each hand-loop step
     Event.NUMERIC: ("inputs", "grad_norms"),
+    # what the optimizer steps showed (evidence.py), merged into the report's facts under
+    # "step_evidence": the cause, step and evidence line of a verdict made from it (sent
+    # once, at the verdict), and the measurements (steps read, the median update-to-weight
+    # ratio of the last 10 steps and the ratios of the first 30, steps with unchanged
+    # weights and with no gradients, parameter counts, pretrained, adapter, optimizer)
+    Event.STEP_EVIDENCE: ("cause", "step", "evidence", "steps", "ratio", "ratios",
+                          "unchanged", "no_grads", "trainable", "total", "pretrained",
+                          "adapter", "optimizer"),
 }
 
 

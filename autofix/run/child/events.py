@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .contract import Env, Event
+from .evidence import EvidenceMonitor
 from .facts import frame_facts
 from .symptoms import Chance, LossMonitor, extended_budget
 
@@ -68,6 +69,7 @@ class State:
     pending_loss: float | None = None  # last scalar given to Tensor.backward
     last_batch: Any = None  # (labels, logits, num_labels) of the last HF forward with labels
     monitor = LossMonitor()
+    evidence = EvidenceMonitor()  # what each optimizer step showed (step_probe.py)
     backward_calls = 0  # Tensor.backward on a scalar outside Trainer (hand loops)
     zero_grad_calls = 0  # optimizer.zero_grad / model.zero_grad outside Trainer
     model_facts: dict[str, Any] = {}  # parameter counts and dtype, taken once
@@ -144,7 +146,7 @@ def record_step(loss: float | None, lr: float | None) -> bool:
     step = State.steps
     emit(Event.STEP, step=step, loss=_json_number(loss), lr=lr)
     if loss is not None:
-        symptom = State.monitor.add(loss, lr)
+        symptom = State.monitor.add(loss, lr) or _step_verdict()
         if symptom is not None and _confirm(symptom):
             return True
     if MAX_STEPS and step >= State.limit:
@@ -164,6 +166,19 @@ def record_step(loss: float | None, lr: float | None) -> bool:
         State.stop = "budget"
         return True
     return False
+
+
+def _step_verdict() -> Any:
+    """The execution evidence's verdict (:mod:`evidence`), once: its symptom, with the
+    ``step_evidence`` event naming the cause; ``None`` when the evidence shows nothing."""
+    if State.stall_seen or State.stop:
+        return None
+    verdict = State.evidence.judge(State.monitor)
+    if verdict is None:
+        return None
+    emit(Event.STEP_EVIDENCE, cause=verdict.cause, step=verdict.symptom.step,
+         evidence=verdict.symptom.evidence, **State.evidence.summary())
+    return verdict.symptom
 
 
 def _confirm(symptom: Any) -> bool:
@@ -197,6 +212,8 @@ def train_facts() -> None:
     from . import numeric  # imports this module: loaded here, not at the top
 
     numeric.report()
+    if State.evidence.records:
+        emit(Event.STEP_EVIDENCE, **State.evidence.summary())
     predicted = [p for preds, _ in State.recent for p in preds]
     labels = [y for _, ys in State.recent for y in ys]
     emit("train_facts", optimizer_steps=State.steps, backward_calls=State.backward_calls,

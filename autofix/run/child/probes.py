@@ -41,6 +41,7 @@ from . import (
     preflight_lm,
     sampling,
     saved,
+    step_probe,
 )
 from .events import (
     AutofixStop,
@@ -365,7 +366,11 @@ def patch_keras(module: types.ModuleType) -> None:
             self.seen = 0
             self.previous_mean = 0.0
 
+        def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
+            step_probe.keras_before(self.model)
+
         def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+            step_probe.keras_after(_keras_lr(self.model.optimizer))
             mean = _float((logs or {}).get("loss"))
             loss = None
             if mean is not None:
@@ -436,6 +441,8 @@ HOOKS = (
     ("transformers.trainer", patch_trainer),
     ("transformers.modeling_utils", patch_modeling),
     ("torch._tensor", patch_tensor),
+    ("torch.optim.optimizer", step_probe.patch_optimizer),  # before the step recorder
+    ("torch.optim.lr_scheduler", step_probe.patch_scheduler),
     ("torch.optim.optimizer", patch_optimizer),
     ("tf_keras", patch_keras),
     ("keras", patch_keras),
