@@ -37,6 +37,7 @@ from .evidence import (
     WINDOW,
     ModelFacts,
     StepEvidence,
+    median,
     update_ratio,
 )
 
@@ -173,26 +174,33 @@ def before_step(optimizer: Any, args: Any, kwargs: Any) -> None:
         emit(Event.PROBE_ERROR, where="step_probe.before_step", message=repr(exc))
 
 
+def compare(sample: list[tuple[Any, bool, list[float]]], read: Any
+            ) -> tuple[bool, float | None]:
+    """Read each sampled tensor again (``read``): whether any value changed, and the
+    median update-to-weight ratio of the matrices (``None``: none sampled)."""
+    changed, ratios = False, []
+    for tensor, matrix, before in sample:
+        after = read(tensor)
+        changed = changed or after != before
+        ratio = update_ratio(before, after) if matrix else None
+        if ratio is not None:
+            ratios.append(ratio)
+    return changed, median(ratios) if ratios else None
+
+
 def after_step(optimizer: Any, args: Any, kwargs: Any) -> None:
     """Optimizer step post-hook: compare the sample, record the step's evidence."""
     if not _Step.sample or id(optimizer) != _Step.optimizer or State.stop:
         return
     try:
-        changed, ratios = False, []
-        for tensor, matrix, before in _Step.sample:
-            after = _values(tensor)
-            changed = changed or after != before
-            ratio = update_ratio(before, after) if matrix else None
-            if ratio is not None:
-                ratios.append(ratio)
-        ratios.sort()
+        changed, ratio = compare(_Step.sample, _values)
         scheduler = _Step.schedulers.get(id(optimizer))
         epoch = getattr(scheduler, "last_epoch", None)
         backward, zero_grad = State.backward_calls, State.zero_grad_calls
         record = StepEvidence(
             step=len(State.evidence.records) + 1, sampled=len(_Step.sample), changed=changed,
             grads=_Step.grads, lr=_lr(optimizer.param_groups),
-            ratio=ratios[len(ratios) // 2] if ratios else None,
+            ratio=ratio,
             in_optimizer=_Step.in_optimizer, backward=backward > _Step.backward,
             zero_grad=zero_grad > _Step.zero_grad,
             scheduler_steps=epoch if isinstance(epoch, int) else None)
@@ -280,17 +288,10 @@ def keras_after(lr: float | None) -> None:
     if not _Keras.sample or State.stop:
         return
     try:
-        changed, ratios = False, []
-        for variable, matrix, before in _Keras.sample:
-            after = _tf_values(variable)
-            changed = changed or after != before
-            ratio = update_ratio(before, after) if matrix else None
-            if ratio is not None:
-                ratios.append(ratio)
-        ratios.sort()
+        changed, ratio = compare(_Keras.sample, _tf_values)
         State.evidence.add(StepEvidence(
             step=len(State.evidence.records) + 1, sampled=len(_Keras.sample), changed=changed,
-            lr=lr, ratio=ratios[len(ratios) // 2] if ratios else None))
+            lr=lr, ratio=ratio))
     except Exception as exc:  # noqa: BLE001 - the probe must never break the script
         emit(Event.PROBE_ERROR, where="step_probe.keras_after", message=repr(exc))
     finally:
