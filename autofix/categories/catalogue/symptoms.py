@@ -84,8 +84,9 @@ SYMPTOMS: tuple[Category, ...] = (
         id="stalled-loss",
         no_recipe="no recipe for it",
         title="the loss stays near the chance level ln(C) or stops falling",
-        hint="autofix knows two root causes: a string Keras loss on logits and a learning "
-             "rate of 1e-3 or more",
+        hint="root causes with a recipe: a Keras loss on logits, a learning rate of 1e-3 or "
+             "more, zero_grad() between backward() and step(); the step evidence names the "
+             "others (a learning rate of 0, no gradients, a frozen base)",
         kind=Kind.SYMPTOM,
         root_causes=(
             *STEP_CAUSES,
