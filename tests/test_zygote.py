@@ -35,10 +35,10 @@ def test_only_autofix_own_variables_may_differ_between_zygote_and_run() -> None:
 
 
 def test_launchers_sandboxes_and_cold_never_use_a_zygote() -> None:
-    assert WarmInterpreter.applies(Settings())
-    assert not WarmInterpreter.applies(Settings(warm=False))
-    assert not WarmInterpreter.applies(Settings(launcher="torchrun"))
-    assert not WarmInterpreter.applies(Settings(sandbox=Sandbox()))
+    assert WarmInterpreter.applies(Settings(warm=True))
+    assert not WarmInterpreter.applies(Settings())  # opt-in (--warm)
+    assert not WarmInterpreter.applies(Settings(warm=True, launcher="torchrun"))
+    assert not WarmInterpreter.applies(Settings(warm=True, sandbox=Sandbox()))
 
 
 def _ready(settings: Settings, modules: list[str]) -> WarmInterpreter:

@@ -23,7 +23,6 @@ from autofix.cli.boundary import boundary, consoles, usage_error
 from autofix.cli.fix import command_line
 from autofix.cli.options import (
     CleanTreeOption,
-    ColdOption,
     DryRunOption,
     FullOption,
     LauncherOption,
@@ -36,6 +35,7 @@ from autofix.cli.options import (
     SampleRowsOption,
     SkipOption,
     TimeoutOption,
+    WarmOption,
     make_settings,
 )
 from autofix.errors import EXIT_CRASH, EXIT_FIXED, EXIT_GAVE_UP, EXIT_USAGE
@@ -129,7 +129,7 @@ def batch(
     sample_rows: SampleRowsOption = DEFAULT_SAMPLE_ROWS,
     one_at_a_time: OneAtATimeOption = False,
     clean_tree: CleanTreeOption = False,
-    cold: ColdOption = False,
+    warm: WarmOption = False,
     report: Annotated[Path | None, typer.Option(
         "--report", metavar="PATH",
         help="Write the batch report: .html (a page for people) or .md, with the JSON for "
@@ -181,7 +181,7 @@ def batch(
         err, python=python, timeout=timeout, max_steps=max_steps, full=full,
         max_iterations=max_iterations, dry_run=dry_run, only=only, skip=skip,
         launcher=launcher, nproc_per_node=nproc_per_node, sample_rows=sample_rows,
-        one_at_a_time=one_at_a_time, clean_tree=clean_tree, cold=cold), sandbox=limits)
+        one_at_a_time=one_at_a_time, clean_tree=clean_tree, warm=warm), sandbox=limits)
     ray_options = None
     if backend.value == "ray":
         try:

@@ -21,7 +21,6 @@ except ImportError:  # pragma: no cover - depends on the installed typer
 from autofix.cli.boundary import boundary, consoles, exit_code, usage_error
 from autofix.cli.options import (
     CleanTreeOption,
-    ColdOption,
     DryRunOption,
     FullOption,
     LauncherOption,
@@ -35,6 +34,7 @@ from autofix.cli.options import (
     SampleRowsOption,
     SkipOption,
     TimeoutOption,
+    WarmOption,
     make_settings,
 )
 from autofix.errors import AutofixError
@@ -108,7 +108,7 @@ def fix(
     sample_rows: SampleRowsOption = DEFAULT_SAMPLE_ROWS,
     one_at_a_time: OneAtATimeOption = False,
     clean_tree: CleanTreeOption = False,
-    cold: ColdOption = False,
+    warm: WarmOption = False,
 ) -> None:
     """Repair SCRIPT on a branch; your files, index and current branch stay untouched.
 
@@ -121,7 +121,7 @@ def fix(
         max_iterations=max_iterations, dry_run=dry_run, only=only, skip=skip,
         launcher=launcher, nproc_per_node=nproc_per_node, sample_rows=sample_rows,
         one_at_a_time=one_at_a_time, args=tuple(script_args or ()), branch=branch,
-        resume=resume, init=init, clean_tree=clean_tree, cold=cold)
+        resume=resume, init=init, clean_tree=clean_tree, warm=warm)
     for problem in plugins().problems:  # a broken plugin is reported, never fatal
         err.print(f"[yellow]warning:[/yellow] {escape(problem)}")
     observer = ConsoleObserver(console, script.name, settings.max_steps)

@@ -52,11 +52,11 @@ SampleRowsOption = Annotated[int, typer.Option(
 OneAtATimeOption = Annotated[bool, typer.Option(
     "--one-at-a-time", help="One fault per run: no API check before the first run and no "
                             "preflight checks at train().")]
-ColdOption = Annotated[bool, typer.Option(
-    "--cold", help="Start every run in a fresh interpreter; by default the runs are forks "
-                   "of one warm interpreter per session that has imported torch, "
-                   "transformers and datasets once (a run goes cold by itself where a fork "
-                   "could differ).")]
+WarmOption = Annotated[bool, typer.Option(
+    "--warm/--cold", help="--warm: the runs are forks of one warm interpreter per session "
+                          "that has imported torch, transformers and datasets once (a run "
+                          "goes cold by itself where a fork could differ); --cold (the "
+                          "default): every run in a fresh interpreter.")]
 
 CleanTreeOption = Annotated[bool, typer.Option(
     "--clean-tree", help="Refuse to start (exit 2) when tracked files have uncommitted "
@@ -95,7 +95,7 @@ def make_settings(err: Console, *, python: str | None, timeout: float, max_steps
                   sample_rows: int, one_at_a_time: bool, args: tuple[str, ...] = (),
                   branch: str | None = None, resume: bool = False, init: bool = False,
                   cwd: Path | None = None, clean_tree: bool = False,
-                  cold: bool = False) -> Settings:
+                  warm: bool = False) -> Settings:
     """The :class:`Settings` the options give (exit 2 for an unknown recipe id)."""
     check_recipe_ids(err, (only or []) + (skip or []))
     return Settings(
@@ -105,4 +105,4 @@ def make_settings(err: Console, *, python: str | None, timeout: float, max_steps
         only=tuple(only or ()), skip=tuple(skip or ()),
         launcher=launcher.value if launcher is not None else "",
         nproc_per_node=nproc_per_node, sample_rows=sample_rows, one_at_a_time=one_at_a_time,
-        clean_tree=clean_tree, warm=not cold)
+        clean_tree=clean_tree, warm=warm)
