@@ -308,12 +308,16 @@ class Diagnosis:
         line it fails on, or add an import above it). Symptoms have no line (0): the same
         category is the same fault. A call that now rejects another keyword argument
         ("unexpected keyword argument 'beta'" after 'tokenizer') is a new fault: the fix
-        took the call past the first one."""
+        took the call past the first one; so is another callable's rejection
+        ("LossPrinter.on_step_end() got an unexpected keyword argument 'model'" after
+        "LossPrinter.on_log() ..."): the library raises both from its own frames, so both
+        point at the same script line (``trainer.train()``)."""
         if self.category != other.category:
             return False
-        named = [_KEYWORD.search(d.evidence) for d in (self, other)]
-        if named[0] and named[1] and named[0].group(1) != named[1].group(1):
-            return False
+        for pattern in (_KEYWORD, _CALLABLE):
+            named = [pattern.search(d.evidence) for d in (self, other)]
+            if named[0] and named[1] and named[0].group(1) != named[1].group(1):
+                return False
         same_text = bool(self.line_text.strip()) and self.line_text.strip() == \
             other.line_text.strip()
         return self.line == other.line or same_text
@@ -321,6 +325,10 @@ class Diagnosis:
 
 #: The keyword a call rejected, in Python's TypeError.
 _KEYWORD = re.compile(r"unexpected keyword argument '(\w+)'")
+#: The callable Python's TypeError names for a call it rejects (``A.f() got ...``, ``f()
+#: takes 3 positional arguments but 4 were given``, ``f() missing 1 required ...``).
+_CALLABLE = re.compile(r"([\w.]+)\(\) (?:got an unexpected keyword|got multiple values|"
+                       r"takes |missing \d)")
 
 
 class RecipeStatus(str, enum.Enum):

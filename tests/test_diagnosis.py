@@ -124,6 +124,26 @@ def test_a_call_rejecting_the_next_keyword_is_a_new_fault() -> None:
     assert not first.same_fault(second) and first.same_fault(first)
 
 
+def test_another_override_rejecting_the_same_keyword_is_a_new_fault() -> None:
+    """Without the API check (it timed out), each stale override fails in its own run and
+    the library raises every one from its own frames: the script line is the same
+    ``trainer.train()`` and often so is the keyword; the callable named tells them apart."""
+    from autofix.types import Diagnosis
+
+    def raised(message: str) -> Diagnosis:
+        return Diagnosis("override-signature", f"TypeError: {message}", "/u/train.py", 35,
+                         "trainer.train()")
+
+    on_log = raised("LossPrinter.on_log() got an unexpected keyword argument 'model'")
+    on_step = raised("LossPrinter.on_step_end() got an unexpected keyword argument 'model'")
+    step = raised("Weighted.training_step() takes 3 positional arguments but 4 were given")
+    loss = raised("Weighted.compute_loss() got an unexpected keyword argument "
+                  "'num_items_in_batch'")
+    assert not on_log.same_fault(on_step) and not step.same_fault(loss)
+    assert on_log.same_fault(raised(on_log.evidence.removeprefix("TypeError: ")))
+    assert step.same_fault(step) and loss.same_fault(loss)
+
+
 # -- faults from the corpus of public reports: frame guards and probe facts -----------
 
 PANDAS_TB = '''Traceback (most recent call last):
