@@ -107,3 +107,27 @@ def test_aligned_call_whose_first_line_grew_is_flowed_again() -> None:
         "lora = LoraConfig(r=8, lora_alpha=16, lora_dropout=0.05,\n"
         '                  target_modules=["q_proj", "k_proj", "v_proj", "o_proj"],\n'
         '                  task_type="CAUSAL_LM")\n')
+
+
+def test_aligned_call_whose_callee_was_renamed_is_realigned() -> None:
+    """drift-args-class swaps TrainingArguments( for a shorter or longer class: the
+    continuation lines follow the parenthesis (and flow again where one grows too long);
+    a call whose continuation lines were not aligned with the old parenthesis is left."""
+    source = ("from transformers import Seq2SeqTrainer, TrainingArguments\n"
+              "args = TrainingArguments(output_dir='out', max_steps=3,\n"
+              "                         per_device_train_batch_size=8, learning_rate=1e-3,\n"
+              "                         logging_steps=1, report_to='none')\n"
+              "trainer = Seq2SeqTrainer(model=model, args=args)\n")
+    after = _apply("drift-args-class", source)
+    assert after == ("from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments\n"
+                     "args = Seq2SeqTrainingArguments(output_dir='out', max_steps=3,\n"
+                     "                                per_device_train_batch_size=8, "
+                     "learning_rate=1e-3,\n"
+                     "                                logging_steps=1, report_to='none')\n"
+                     "trainer = Seq2SeqTrainer(model=model, args=args)\n")
+    shorter = source.replace("TrainingArguments(", "Arguments(")
+    assert keep_style(source, shorter).splitlines()[2] == \
+        "                 per_device_train_batch_size=8, learning_rate=1e-3,"
+    hanging = source.replace("                         ", "    ")  # not aligned: kept
+    assert keep_style(hanging, hanging.replace("TrainingArguments(", "Arguments(")) == \
+        hanging.replace("TrainingArguments(", "Arguments(")

@@ -11,6 +11,9 @@
   multi-line calls open with a line break (black), otherwise continuation lines aligned
   with the opening parenthesis (a call already continued that way whose first or a later
   line grew has its arguments flowed again, its own line breaks kept).
+* Alignment: a call continued with lines aligned with its opening parenthesis whose callee
+  an edit renamed (``TrainingArguments(`` -> ``DPOConfig(``) has its continuation lines
+  moved to the new parenthesis (and flowed again where that makes one too long).
 """
 
 from __future__ import annotations
@@ -213,6 +216,59 @@ def wrap_long_calls(before: str, after: cst.Module) -> cst.Module:
     return wrapper.visit(_Wrap(long_new, _hanging_style(after), limit, indents, unit))
 
 
+def _breaks(call: cst.Call) -> list[cst.ParenthesizedWhitespace]:
+    """The line breaks after ``call``'s own argument commas."""
+    return [a.comma.whitespace_after for a in call.args if isinstance(a.comma, cst.Comma)
+            and isinstance(a.comma.whitespace_after, cst.ParenthesizedWhitespace)]
+
+
+class _Realign(cst.CSTTransformer):
+    """Moves the continuation lines of the aligned calls that start on ``lines`` (first
+    lines an edit changed) to the call's parenthesis, when those not already there all
+    stood at one column where ``old_parens`` (columns of ``(`` on lines the edit replaced)
+    had one."""
+
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, lines: set[int], old_parens: set[int], indents: dict[int, int]) -> None:
+        super().__init__()
+        self.lines, self.old_parens, self.indents = lines, old_parens, indents
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        pos = self.get_metadata(PositionProvider, original)
+        if pos.start.line not in self.lines or pos.end.line == pos.start.line or \
+                isinstance(updated.whitespace_before_args, cst.ParenthesizedWhitespace):
+            return updated
+        breaks = _breaks(original)
+        columns = {len(b.last_line.value) for b in breaks}
+        base = self.indents.get(pos.start.line, 0)
+        column = self.get_metadata(PositionProvider, original.func).end.column + 1 - base
+        stale = columns - {column}  # breaks the edit itself made stand at the new one
+        if not breaks or not all(b.indent for b in breaks) or len(stale) != 1 \
+                or stale.pop() + base - 1 not in self.old_parens:
+            return updated
+        return updated.with_changes(args=[
+            a.with_changes(comma=a.comma.with_changes(whitespace_after=_newline(column)))
+            if isinstance(a.comma, cst.Comma)
+            and isinstance(a.comma.whitespace_after, cst.ParenthesizedWhitespace) else a
+            for a in updated.args])
+
+
+def realign_calls(before: str, after: cst.Module) -> cst.Module:
+    """``after`` with the aligned calls whose opening an edit moved realigned
+    (:class:`_Realign`); unchanged when nothing moved."""
+    old_lines = before.splitlines()
+    lines = after.code.splitlines()
+    kept = set(lines)
+    changed = {i + 1 for i, line in enumerate(lines) if line not in set(old_lines)}
+    old_parens = {i for line in old_lines if line not in kept
+                  for i, ch in enumerate(line) if ch == "("}
+    if not changed or not old_parens:
+        return after
+    indents = {i + 1: len(line) - len(line.lstrip()) for i, line in enumerate(lines)}
+    return MetadataWrapper(after).visit(_Realign(changed, old_parens, indents))
+
+
 def keep_style(before: str, after: str) -> str:
     """``after`` (a recipe's output for ``before``) with the file's import order and line
     length kept; ``after`` unchanged when it does not parse or nothing needs restyling."""
@@ -221,5 +277,6 @@ def keep_style(before: str, after: str) -> str:
     except cst.ParserSyntaxError:
         return after
     new = keep_import_order(old, new)
+    new = realign_calls(before, new)
     new = wrap_long_calls(before, new)
     return new.code
