@@ -232,8 +232,12 @@ class SiteReport:
 
     @property
     def needs(self) -> bool:
-        """Only reachable with hardware or packages this machine lacks (:data:`NEEDS_RX`)."""
-        return bool(NEEDS_RX.search(self.site.text))
+        """Only reachable with hardware or packages this machine lacks (:data:`NEEDS_RX`):
+        the message names them, or the function that raises it is that backend's own
+        (accelerate's ``Accelerator._prepare_deepspeed`` runs only under DeepSpeed, its
+        ``_prepare_megatron_lm`` only under Megatron-LM)."""
+        return bool(NEEDS_RX.search(self.site.text)
+                    or NEEDS_RX.search(self.site.function.replace("_", " ")))
 
     @property
     def handled(self) -> bool:
