@@ -216,6 +216,12 @@ NEEDS_RX = re.compile(
     re.IGNORECASE)
 
 
+#: accelerate's preparation for one backend, called only when ``distributed_type`` is that
+#: backend (``Accelerator.prepare``): every raise in it needs the backend. Argument
+#: processing (``TrainingArguments._process_fsdp_args``) runs anywhere and is not matched.
+BACKEND_PREPARE = re.compile(r"\._prepare_(?:deepspeed|megatron_lm|fsdp2?|te|ms_amp|msamp|tpu|xla)$")
+
+
 @dataclass
 class SiteReport:
     """A site with its classification."""
@@ -236,8 +242,7 @@ class SiteReport:
         the message names them, or the function that raises it is that backend's own
         (accelerate's ``Accelerator._prepare_deepspeed`` runs only under DeepSpeed, its
         ``_prepare_megatron_lm`` only under Megatron-LM)."""
-        return bool(NEEDS_RX.search(self.site.text)
-                    or NEEDS_RX.search(self.site.function.replace("_", " ")))
+        return bool(NEEDS_RX.search(self.site.text) or BACKEND_PREPARE.search(self.site.function))
 
     @property
     def handled(self) -> bool:
