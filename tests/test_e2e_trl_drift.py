@@ -13,7 +13,6 @@ Cost: one session (the API check's import of TRL, one run of 3 steps on the tiny
 from __future__ import annotations
 
 import ast
-import importlib.util
 import json
 import subprocess
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 import git
 import pytest
 
-from .conftest import ROOT, make_repo, run_autofix, snapshot, trailers
+from .conftest import make_repo, run_autofix, snapshot, trailers
 
 pytestmark = pytest.mark.e2e
 SCRIPT = Path(__file__).parent / "scripts" / "trl_drift" / "train.py"
@@ -30,19 +29,13 @@ Session = tuple[git.Repo, subprocess.CompletedProcess[str], dict[str, object], d
 
 
 @pytest.fixture(scope="module")
-def session(tmp_path_factory: pytest.TempPathFactory) -> Session:
-    spec = importlib.util.spec_from_file_location("make_tiny_llm",
-                                                  ROOT / "scripts" / "make_tiny_llm.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    tiny = module.build(tmp_path_factory.mktemp("tiny-llm") / "model")
+def session(tiny_llm: Path, tmp_path_factory: pytest.TempPathFactory) -> Session:
     root = tmp_path_factory.mktemp("trl-drift") / "repo"
     repo = make_repo(root, {"train.py": SCRIPT})
     before = snapshot(repo)
     out = run_autofix(["train.py", "--branch", "fixes", "--max-steps", "3", "--timeout", "300",
                        "--report", "../report.json"], cwd=root,
-                      env={"AUTOFIX_TINY_LLM": str(tiny), "OMP_NUM_THREADS": "1"})
+                      env={"AUTOFIX_TINY_LLM": str(tiny_llm), "OMP_NUM_THREADS": "1"})
     report = json.loads((root.parent / "report.json").read_text())
     return repo, out, before, report
 
