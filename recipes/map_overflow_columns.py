@@ -70,7 +70,7 @@ class CarryColumnsThroughWindows(Recipe):
             after="def chunk(batch):\n"
                   "    encoded = tokenizer(batch['text'], truncation=True, max_length=32, "
                   "stride=8,\n"
-                  "                     return_overflowing_tokens=True)\n"
+                  "                        return_overflowing_tokens=True)\n"
                   '    sample_map = encoded.pop("overflow_to_sample_mapping")\n'
                   "    for key, values in batch.items():\n"
                   "        if key not in encoded:\n"
