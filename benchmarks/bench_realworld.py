@@ -96,7 +96,7 @@ CASES = {c.name: c for c in (
         "--logging_steps", "5"),
         steps_flag="--max_steps"),
     Case("section3", "section3", "section3.ipynb", autofix_steps=30,
-         healthy_fixes=("drift-eval-strategy",)),
+         healthy_fixes=("drift-keyword",)),
     Case("section4", "section4", "section4.ipynb", autofix_steps=30),
 )}
 
