@@ -80,7 +80,10 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def settings(folder: Path) -> Settings:
     offline = {k: "1" for k in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE",
                                 "TRANSFORMERS_OFFLINE")}  # as the tests' own fixture sets
+    # without it ``import torch`` starts an OpenMP thread and the zygote refuses to fork
+    # (test_threads_left_by_the_imports_keep_runs_cold checks that side)
     return Settings(python=sys.executable, cwd=folder, env={"MYVAR": "7", "CODE": "3",
+                                                           "OMP_NUM_THREADS": "1",
                                                            **offline},
                     args=("--a", "b"), timeout=60)
 
@@ -163,3 +166,18 @@ def _parent(pid: int) -> int:
             return int(fh.read().rsplit(")", 1)[1].split()[1])
     except OSError:
         return -1
+
+
+def test_threads_left_by_the_imports_keep_runs_cold(folder: Path) -> None:
+    """``import torch`` with OpenMP free to use every core leaves a native thread: forking
+    then is not safe, so the zygote does not start and says why (runs stay cold)."""
+    settings = Settings(python=sys.executable, cwd=folder, env={"OMP_NUM_THREADS": "2"},
+                        timeout=60)
+    interpreter = WarmInterpreter(settings)
+    interpreter.start()
+    try:
+        outcome = run(folder, settings, "loop.py", interpreter)
+        assert "native threads started by the imports" in interpreter.reason
+        assert interpreter.forks == 0 and outcome[4] == 0
+    finally:
+        interpreter.close()
