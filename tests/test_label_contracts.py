@@ -60,6 +60,23 @@ def test_a_regression_head_or_scores_or_two_outputs_keep_it() -> None:
     assert [label_contracts.binary_on_one_output(t) for t in cases] == ["", "", "", ""]
 
 
+def test_a_hand_loop_is_held_to_the_binary_head_contract(monkeypatch: Any) -> None:
+    """A hand loop has no Trainer: its model and the DataLoader's dataset are checked (the
+    course's chapter 3 section 4 loop with num_labels=1 trained silently as a regression)."""
+    events: list[dict[str, Any]] = []
+    monkeypatch.setattr(label_contracts, "emit", lambda kind, **f: events.append(f))
+    head = trainer("BertForSequenceClassification", Rows(labels=[1, 0, 0, 1]), num_labels=1,
+                   problem_type=None)
+    assert label_contracts.check_loop(head.model, head.train_dataset) == 1
+    assert events[0]["category"] == "binary-single-output-head"
+    assert "column 'labels'" in events[0]["evidence"]
+    scores = trainer("BertForSequenceClassification", Rows(labels=[0.0, 0.5, 1.0]),
+                     num_labels=1, problem_type=None)
+    assert label_contracts.check_loop(scores.model, scores.train_dataset) == 0
+    assert label_contracts.check_loop(None, object()) == 0
+    assert len(events) == 1
+
+
 def test_word_tags_shorter_than_their_tokens_are_misaligned() -> None:
     rows = Rows(input_ids=[[101, 7, 8, 9, 102], [101, 5, 102]], labels=[[0, 1, 0], [2]])
     found = label_contracts.misaligned_token_labels(trainer("BertForTokenClassification", rows))

@@ -1,6 +1,7 @@
 """Contracts between the labels and the head, checked at ``Trainer.train()`` before the
-first step (from :func:`preflight.run_checks`), for faults that raise nothing and train
-wrongly:
+first step (from :func:`preflight.run_checks`; the first also at a hand loop's first
+``DataLoader`` iteration, from ``preflight.loop_checks``), for faults that raise nothing
+and train wrongly:
 
 - ``binary-single-output-head``: integer labels that are exactly {0, 1} on a 1-output
   sequence-classification head whose ``problem_type`` the script did not set to
@@ -35,10 +36,20 @@ def _label_column(dataset: Any) -> str:
 
 def binary_on_one_output(trainer: Any) -> str:
     """The evidence of a ``binary-single-output-head`` fault on ``trainer`` ("" when the
-    contract holds or cannot be checked)."""
-    model = getattr(trainer, "model", None)
+    contract holds or cannot be checked): :func:`binary_head_labels` on its model and
+    training split."""
+    return binary_head_labels(getattr(trainer, "model", None),
+                              getattr(trainer, "train_dataset", None))
+
+
+def binary_head_labels(model: Any, dataset: Any) -> str:
+    """The evidence of a ``binary-single-output-head`` fault: ``model`` (a
+    ``*ForSequenceClassification`` with ``config.num_labels == 1`` and no
+    ``problem_type="regression"`` set) trained on ``dataset`` (a ``datasets.Dataset``)
+    whose label column holds exactly the ints 0 and 1. "" when the contract holds or cannot
+    be checked. Shared by ``Trainer.train()`` and a hand loop's first ``DataLoader``
+    iteration (``preflight.loop_checks``)."""
     config = getattr(model, "config", None)
-    dataset: Any = getattr(trainer, "train_dataset", None)
     if getattr(config, "num_labels", None) != 1 or \
             getattr(config, "problem_type", None) == "regression" or \
             not type(model).__name__.endswith("ForSequenceClassification") or \
@@ -82,6 +93,20 @@ def misaligned_token_labels(trainer: Any) -> str:
 #: check name -> (category, the check)
 CHECKS = (("labels-binary-head", "binary-single-output-head", binary_on_one_output),
           ("labels-aligned", "token-labels-misaligned", misaligned_token_labels))
+
+
+def check_loop(model: Any, dataset: Any) -> int:
+    """The contracts that apply to a hand loop training ``model`` on ``dataset`` (before its
+    first forward): :func:`binary_head_labels`. Emits a ``preflight_fault`` event when it
+    fails; returns how many failed (0 or 1). Never raises."""
+    try:
+        evidence = binary_head_labels(model, dataset)
+    except Exception:  # noqa: BLE001 - a contract that cannot be read finds nothing
+        evidence = ""
+    if evidence:
+        emit(Event.PREFLIGHT_FAULT, check="labels-binary-head",
+             category="binary-single-output-head", evidence=evidence)
+    return 1 if evidence else 0
 
 
 def check(trainer: Any) -> int:

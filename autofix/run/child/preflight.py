@@ -649,6 +649,7 @@ def loop_checks(loader: Any, collate: bool = True) -> Exception | None:
         model = None if _Loop.labels_checked else _trained_model()
         if model is not None:
             _Loop.labels_checked = True
+            label_contracts.check_loop(model, dataset)  # before its first forward
             try:
                 _labels_through_model(model, dataset)
             except Exception as exc:  # noqa: BLE001 - a finding
