@@ -3,7 +3,9 @@
 classes (corpus d66). No dataset facts reach the probe (a hand-read data frame); the class
 count comes from the facts at the failure (the loss's target and the frame's integer
 column), and the value is set where it is defined: the constant, not a literal at the
-call. One session for the module (a tiny BertConfig model, --max-steps 3)."""
+call. And the course's full training loop with a 1-output head on the class ids 0/1 (corpus
+d93): nothing raises, the contract at the DataLoader's first iteration names it. One session
+per script (a tiny BertConfig model, --max-steps 3)."""
 
 from __future__ import annotations
 
@@ -38,3 +40,19 @@ def test_the_constant_is_set_to_the_class_count_where_it_is_defined(
     fixed = repo.git.show(f"fixes:{SCRIPT}")
     assert "\nNUM_CLASSES = 4\n" in fixed
     assert "num_labels=NUM_CLASSES))" in fixed and "num_labels=4" not in fixed
+
+
+BINARY = "d93_v_hand_loop_binary_one_output.py"
+
+
+def test_a_hand_loop_regressing_class_ids_gets_a_two_output_head(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    repo = make_repo(tmp_path_factory.mktemp("labels") / "d93",
+                     {BINARY: SAMPLES / "corpus" / BINARY, "data": SAMPLES / "data"})
+    out = run_autofix([BINARY, "--branch", "fixes", "--max-steps", "3", "--timeout", "300"],
+                      cwd=Path(str(repo.working_tree_dir)))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert trailers(repo, "fixes", "main") == ["binary-single-output-head"]
+    fixed = repo.git.show(f"fixes:{BINARY}")
+    assert "intermediate_size=64, num_labels=2)" in fixed and "num_labels=1)" not in fixed
+    assert "labels 'labels'" not in out.stdout and "class ids 0" in out.stdout
