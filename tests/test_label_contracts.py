@@ -75,6 +75,11 @@ def test_a_hand_loop_is_held_to_the_binary_head_contract(monkeypatch: Any) -> No
     assert label_contracts.check_loop(scores.model, scores.train_dataset) == 0
     assert label_contracts.check_loop(None, object()) == 0
     assert len(events) == 1
+    # a forward on an inspected batch already set problem_type: the one it was built with
+    head.model.config.problem_type = "regression"
+    assert label_contracts.check_loop(head.model, head.train_dataset) == 0
+    assert label_contracts.check_loop(head.model, head.train_dataset, None) == 1
+    assert label_contracts.check_loop(head.model, head.train_dataset, "regression") == 0
 
 
 def test_word_tags_shorter_than_their_tokens_are_misaligned() -> None:

@@ -1,5 +1,6 @@
 # The course's full training loop (chapter 3, section 4) with num_labels=1 for a binary
-# task: no Trainer, a DataLoader over the tokenized split and a plain AdamW loop. Nothing
+# task: no Trainer, a DataLoader over the tokenized split, one batch looked at through the
+# model first (which sets problem_type="regression"), then a plain AdamW loop. Nothing
 # raises: transformers fits an MSE regression to the class ids 0/1.
 from pathlib import Path
 
@@ -26,10 +27,16 @@ tokenized = tokenized.rename_column("label", "labels")
 tokenized.set_format("torch")
 loader = DataLoader(tokenized, shuffle=True, batch_size=16,
                     collate_fn=DataCollatorWithPadding(tokenizer))
+for batch in loader:
+    break
+print({k: v.shape for k, v in batch.items()})
 
 config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
                     num_attention_heads=2, intermediate_size=64, num_labels=1)
 model = BertForSequenceClassification(config)
+outputs = model(**batch)
+print(outputs.loss, outputs.logits.shape)
+
 optimizer = AdamW(model.parameters(), lr=1e-3)
 
 model.train()

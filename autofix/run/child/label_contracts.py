@@ -42,16 +42,19 @@ def binary_on_one_output(trainer: Any) -> str:
                               getattr(trainer, "train_dataset", None))
 
 
-def binary_head_labels(model: Any, dataset: Any) -> str:
+def binary_head_labels(model: Any, dataset: Any, declared: Any = "") -> str:
     """The evidence of a ``binary-single-output-head`` fault: ``model`` (a
     ``*ForSequenceClassification`` with ``config.num_labels == 1`` and no
     ``problem_type="regression"`` set) trained on ``dataset`` (a ``datasets.Dataset``)
-    whose label column holds exactly the ints 0 and 1. "" when the contract holds or cannot
-    be checked. Shared by ``Trainer.train()`` and a hand loop's first ``DataLoader``
-    iteration (``preflight.loop_checks``)."""
+    whose label column holds exactly the ints 0 and 1. ``declared``: the
+    ``problem_type`` the model was built with, when known (a forward sets a ``None`` one to
+    "regression" for a 1-output head, so a hand loop that already ran one reads it from
+    there); "": the config's. "" when the contract holds or cannot be checked. Shared by
+    ``Trainer.train()`` and a hand loop's first ``DataLoader`` iteration
+    (``preflight.loop_checks``)."""
     config = getattr(model, "config", None)
-    if getattr(config, "num_labels", None) != 1 or \
-            getattr(config, "problem_type", None) == "regression" or \
+    problem = getattr(config, "problem_type", None) if declared == "" else declared
+    if getattr(config, "num_labels", None) != 1 or problem == "regression" or \
             not type(model).__name__.endswith("ForSequenceClassification") or \
             not hasattr(dataset, "unique"):
         return ""
@@ -95,12 +98,13 @@ CHECKS = (("labels-binary-head", "binary-single-output-head", binary_on_one_outp
           ("labels-aligned", "token-labels-misaligned", misaligned_token_labels))
 
 
-def check_loop(model: Any, dataset: Any) -> int:
-    """The contracts that apply to a hand loop training ``model`` on ``dataset`` (before its
-    first forward): :func:`binary_head_labels`. Emits a ``preflight_fault`` event when it
-    fails; returns how many failed (0 or 1). Never raises."""
+def check_loop(model: Any, dataset: Any, declared: Any = "") -> int:
+    """The contracts that apply to a hand loop training ``model`` on ``dataset``:
+    :func:`binary_head_labels` (``declared``: the ``problem_type`` the model was built
+    with). Emits a ``preflight_fault`` event when it fails; returns how many failed (0 or
+    1). Never raises."""
     try:
-        evidence = binary_head_labels(model, dataset)
+        evidence = binary_head_labels(model, dataset, declared)
     except Exception:  # noqa: BLE001 - a contract that cannot be read finds nothing
         evidence = ""
     if evidence:

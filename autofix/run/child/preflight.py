@@ -103,9 +103,12 @@ class _Mapped:
 
 class _Loop:
     """Hand-loop state: models built (weakly), optimizers built (weakly), the loaders
-    already checked (by id) and whether the labels were checked against the model."""
+    already checked (by id), whether the labels were checked against the model, and each
+    model's ``config.problem_type`` as built (a forward sets it when it is ``None``; the
+    course's loop runs one on an inspected batch before training)."""
 
     models: list[Any] = []
+    declared: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
     optimizers: list[Any] = []
     loaders: set[int] = set()
     labels_checked = False
@@ -480,6 +483,7 @@ def patch_models(module: Any) -> None:
         result = original(self, *args, **kwargs)
         try:
             _Loop.models.append(weakref.ref(self))
+            _Loop.declared[self] = getattr(getattr(self, "config", None), "problem_type", None)
         except TypeError:  # not weak-referenceable: not a model to check
             pass
         return result
@@ -563,6 +567,14 @@ def _loader_batch(loader: Any) -> Any:
     fetch = getattr(dataset, "__getitems__", None)
     rows = fetch(index) if fetch else [dataset[i] for i in index]
     return loader.collate_fn(rows)
+
+
+def _declared_problem(model: Any) -> Any:
+    """The ``problem_type`` ``model`` was built with; "" when it was not recorded."""
+    try:
+        return _Loop.declared.get(model, "")
+    except TypeError:  # an unhashable model: its config's own value is read
+        return ""
 
 
 def _trained_model() -> Any:
@@ -649,7 +661,7 @@ def loop_checks(loader: Any, collate: bool = True) -> Exception | None:
         model = None if _Loop.labels_checked else _trained_model()
         if model is not None:
             _Loop.labels_checked = True
-            label_contracts.check_loop(model, dataset)  # before its first forward
+            label_contracts.check_loop(model, dataset, _declared_problem(model))
             try:
                 _labels_through_model(model, dataset)
             except Exception as exc:  # noqa: BLE001 - a finding
