@@ -56,3 +56,23 @@ def test_a_hand_loop_regressing_class_ids_gets_a_two_output_head(
     fixed = repo.git.show(f"fixes:{BINARY}")
     assert "intermediate_size=64, num_labels=2)" in fixed and "num_labels=1)" not in fixed
     assert "labels 'labels'" not in out.stdout and "class ids 0" in out.stdout
+
+
+def test_a_regression_the_script_asks_for_after_building_is_left_alone(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The same loop with ``model.config.problem_type = "regression"`` set after the model
+    is built: MSE on 0/1 is what the script asks for, so no verdict and no commit."""
+    folder = tmp_path_factory.mktemp("labels")
+    script = folder / "src" / BINARY
+    script.parent.mkdir()
+    source = (SAMPLES / "corpus" / BINARY).read_text()
+    built = "model = BertForSequenceClassification(config)\n"
+    assert built in source
+    script.write_text(source.replace(built, built + 'model.config.problem_type = "regression"\n'))
+    repo = make_repo(folder / "d93-regression", {BINARY: script, "data": SAMPLES / "data"})
+    out = run_autofix([BINARY, "--branch", "fixes", "--max-steps", "3", "--timeout", "300"],
+                      cwd=Path(str(repo.working_tree_dir)))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "binary-single-output-head" not in out.stdout and "clean" in out.stdout
+    assert "fixes" not in [h.name for h in repo.heads] or \
+        trailers(repo, "fixes", "main") == []
