@@ -47,9 +47,9 @@ def binary_head_labels(model: Any, dataset: Any, declared: Any = "") -> str:
     ``*ForSequenceClassification`` with ``config.num_labels == 1`` and no
     ``problem_type="regression"`` set) trained on ``dataset`` (a ``datasets.Dataset``)
     whose label column holds exactly the ints 0 and 1. ``declared``: the
-    ``problem_type`` the model was built with, when known (a forward sets a ``None`` one to
-    "regression" for a 1-output head, so a hand loop that already ran one reads it from
-    there); "": the config's. "" when the contract holds or cannot be checked. Shared by
+    ``problem_type`` the script gave the model, read just before its first forward (that
+    forward sets a ``None`` one to "regression" for a 1-output head); "": the config's as
+    it is now. "" when the contract holds or cannot be checked. Shared by
     ``Trainer.train()`` and a hand loop's first ``DataLoader`` iteration
     (``preflight.loop_checks``)."""
     config = getattr(model, "config", None)
@@ -98,32 +98,30 @@ CHECKS = (("labels-binary-head", "binary-single-output-head", binary_on_one_outp
           ("labels-aligned", "token-labels-misaligned", misaligned_token_labels))
 
 
-def check_loop(model: Any, dataset: Any, declared: Any = "") -> int:
-    """The contracts that apply to a hand loop training ``model`` on ``dataset``:
-    :func:`binary_head_labels` (``declared``: the ``problem_type`` the model was built
-    with). Emits a ``preflight_fault`` event when it fails; returns how many failed (0 or
-    1). Never raises."""
+def _emit_failing(name: str, category: str, contract: Any, *args: Any) -> int:
+    """Run one contract on ``args``; emit a ``preflight_fault`` event when it fails.
+    Returns 1 when it failed, else 0. Never raises."""
     try:
-        evidence = binary_head_labels(model, dataset, declared)
+        evidence = contract(*args)
     except Exception:  # noqa: BLE001 - a contract that cannot be read finds nothing
         evidence = ""
     if evidence:
-        emit(Event.PREFLIGHT_FAULT, check="labels-binary-head",
-             category="binary-single-output-head", evidence=evidence)
+        emit(Event.PREFLIGHT_FAULT, check=name, category=category, evidence=evidence)
     return 1 if evidence else 0
+
+
+def check_loop(model: Any, dataset: Any, declared: Any = "") -> int:
+    """The contracts that apply to a hand loop training ``model`` on ``dataset``:
+    :func:`binary_head_labels` (``declared``: the ``problem_type`` the script gave the
+    model, read before its first forward). Emits a ``preflight_fault`` event when it fails;
+    returns how many failed (0 or 1). Never raises."""
+    return _emit_failing("labels-binary-head", "binary-single-output-head",
+                         binary_head_labels, model, dataset, declared)
 
 
 def check(trainer: Any) -> int:
     """Run every contract on ``trainer`` (before any forward: a forward sets the head's
     ``problem_type``); emit a ``preflight_fault`` event per failing one. Returns how many
     failed."""
-    failed = 0
-    for name, category, contract in CHECKS:
-        try:
-            evidence = contract(trainer)
-        except Exception:  # noqa: BLE001 - a contract that cannot be read finds nothing
-            evidence = ""
-        if evidence:
-            failed += 1
-            emit(Event.PREFLIGHT_FAULT, check=name, category=category, evidence=evidence)
-    return failed
+    return sum(_emit_failing(name, category, contract, trainer)
+               for name, category, contract in CHECKS)

@@ -104,9 +104,9 @@ class _Mapped:
 class _Loop:
     """Hand-loop state: models built (weakly), optimizers built (weakly), the loaders
     already checked (by id), whether the labels were checked against the model, and each
-    model's ``config.problem_type`` as the script set it: at its build, then just before its
-    first forward (a forward sets a ``None`` one; the course's loop runs one on an
-    inspected batch before training), with that one-shot pre-hook's handle."""
+    model's ``config.problem_type`` as the script set it, read just before its first
+    forward (a forward sets a ``None`` one; the course's loop runs one on an inspected
+    batch before training) by a one-shot pre-hook, whose handle waits in ``hooks``."""
 
     models: list[Any] = []
     declared: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
@@ -485,7 +485,6 @@ def patch_models(module: Any) -> None:
         result = original(self, *args, **kwargs)
         try:
             _Loop.models.append(weakref.ref(self))
-            _note_problem(self)
             _Loop.hooks[self] = self.register_forward_pre_hook(_before_first_forward)
         except (TypeError, AttributeError):  # not weak-referenceable: not a model to check
             pass
@@ -572,25 +571,21 @@ def _loader_batch(loader: Any) -> Any:
     return loader.collate_fn(rows)
 
 
-def _note_problem(model: Any) -> None:
-    _Loop.declared[model] = getattr(getattr(model, "config", None), "problem_type", None)
-
-
 def _before_first_forward(model: Any, args: Any) -> None:
     """A model's one-shot forward pre-hook: its ``problem_type`` as the script left it
     before the forward that resolves a ``None`` one (set after building counts)."""
     try:
-        _note_problem(model)
+        _Loop.declared[model] = getattr(getattr(model, "config", None), "problem_type", None)
         _Loop.hooks.pop(model).remove()
     except Exception:  # noqa: BLE001 - the probe must never break the script
         pass
 
 
 def _declared_problem(model: Any) -> Any:
-    """The ``problem_type`` the script gave ``model``: "" (read its config) before its
-    first forward or when not recorded, else the value just before that forward."""
+    """The ``problem_type`` the script gave ``model``: the value just before its first
+    forward, "" (read its config as it is now) when it has run none."""
     try:
-        return "" if model in _Loop.hooks else _Loop.declared.get(model, "")
+        return _Loop.declared.get(model, "")
     except TypeError:  # an unhashable model: its config's own value is read
         return ""
 
