@@ -34,6 +34,34 @@ def _wrapper_hid_columns(probe: ProbeReport) -> str:
                                                for t in probe.trainers) else ""
 
 
+#: ``HfArgumentParser`` refusing command-line options or dict keys it has no field for.
+PARSER_REFUSAL = r"Some (specified arguments|keys) are not used by the HfArgumentParser"
+
+
+def _parser_refused_a_rename(failure: Failure) -> bool | None:
+    """``HfArgumentParser`` refusing options or keys is drift only when one of them is a
+    renamed configuration field (a typo or a field of another dataclass is not); any other
+    message: no say."""
+    # the rename table is the toolkit's (imported here: the toolkit imports the categories)
+    from autofix.toolkit.drift import renamed_in_parser_refusal
+    if re.search(PARSER_REFUSAL, failure.exc.message) is None:
+        return None
+    return bool(renamed_in_parser_refusal(failure.exc.message))
+
+
+def _renamed_option_advice(failure: Failure) -> str:
+    """For a parser's refusal: which renamed name to pass instead, and where it came from."""
+    from autofix.toolkit.drift import renamed_in_parser_refusal
+    renamed = renamed_in_parser_refusal(failure.exc.message)
+    if not renamed:
+        return ""
+    first = renamed[0]
+    swaps = ", ".join(f"{o.replacement} for {o.given}" for o in renamed)
+    where = "on the command line" if first.option else "in the dict or file the script parses"
+    return (f"{first.rename.library} renamed {first.rename.old} to {first.rename.new} "
+            f"({first.rename.note}): pass {swaps} {where}")
+
+
 def _raw_dataset_advice(probe: ProbeReport) -> str:
     raw = [d for d in seen_datasets(probe)
            if d.columns and not any(c in d.columns for c in MODEL_INPUTS)]
@@ -172,10 +200,15 @@ COURSE: tuple[Category, ...] = (
             # SFTTrainer(max_seq_length=), DPOTrainer(beta=), SFTConfig(max_seq_length=))
             r"\b\w*(Trainer|Config|TrainingArguments)\.__init__\(\) got an unexpected "
             r"keyword argument '\w+'",
+            # a renamed field given to HfArgumentParser: a command-line option, a dict key
+            PARSER_REFUSAL,
         ),
+        check=_parser_refused_a_rename,
+        advise=_renamed_option_advice,
         examples=("v5-evaluation-strategy.txt", "v5-trainer-tokenizer.txt", "v5-adamw.txt",
                   "v4-adamw.txt", "v5-sfttrainer-max-seq-length.txt",
-                  "v5-dpotrainer-beta.txt"),
+                  "v5-dpotrainer-beta.txt", "v5-parser-renamed-option.txt",
+                  "old-parser-renamed-option.txt"),
     ),
     Category(
         id="string-labels",
