@@ -358,10 +358,13 @@ class Applied:
 @dataclass(frozen=True)
 class NotApplicable:
     """A recipe declined: the code does not have the shape it fixes (``reason`` says
-    what is missing), or the script does not parse."""
+    what is missing), or the script does not parse. ``precheck``: declined by
+    :meth:`~autofix.toolkit.recipe.Recipe.precheck` (the script never mentions a word the
+    recipe needs), a reason worth less than one from looking at the code."""
 
     reason: str
     recipe: str = ""
+    precheck: bool = False
     status: ClassVar[RecipeStatus] = RecipeStatus.NOT_APPLICABLE
     source: ClassVar[str] = ""
 

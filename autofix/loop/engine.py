@@ -554,6 +554,7 @@ class _Session:
             return NoRecipe(diag.category, f"{diag.category}: {why}")
         fixes: list[FixRecord] = []
         reasons: list[str] = []
+        prechecks: list[str] = []  # "the script never mentions ...": said only when alone
         crash: RecipeCrashed | None = None
         modules = self.modules(run)
         symptom = symptom_of(diag)  # causes that are alternatives: the first that applies
@@ -570,7 +571,9 @@ class _Session:
                     reasons.append(f"{recipe.id}: crashed")
                     continue
                 if fix is None:
-                    reasons.append(f"{recipe.id}: {declined}")
+                    assert isinstance(declined, NotApplicable)
+                    (prechecks if declined.precheck else reasons).append(
+                        f"{recipe.id}: {declined.reason}")
                     continue
                 self.result.fixes.append(fix)
                 fixes.append(fix)
@@ -578,7 +581,7 @@ class _Session:
         self.attempts += 1
         if fixes:
             return fixes
-        tried = "; ".join(reasons)
+        tried = "; ".join(reasons or prechecks)
         if crash is not None and all(r.endswith(": crashed") for r in reasons):
             return crash
         if diag.category == "unknown":
@@ -612,10 +615,11 @@ class _Session:
 
     def apply_one(self, recipe: type[Recipe], cause: str, cause_diag: Diagnosis,
                   diag: Diagnosis, run: RunResult, number: int, modules: list[str]
-                  ) -> tuple[FixRecord | None, str | RecipeCrashed]:
+                  ) -> tuple[FixRecord | None, NotApplicable | RecipeCrashed | None]:
         """Try ``recipe`` on the script, then on each of the user's ``modules``; commit the
-        first edit it makes. Returns the fix, or ``None`` and why (the script's reason), or
-        the crash (reported in ``warnings``)."""
+        first edit it makes. Returns the fix, or ``None`` and why (the script's reason; a
+        ``precheck`` one when every file was declined by the recipe's pre-check), or the
+        crash (reported in ``warnings``)."""
         probe = run.probe
         program = self.program
         targets = [(self.branch.rel, self.script, program.source),
@@ -625,6 +629,7 @@ class _Session:
         if home and home != self.branch.rel:  # the API check located it in a module: there
             targets = [t for t in targets if t[0] == home]
         first_reason = ""
+        prechecked = True
         for rel, path, source in targets:
             rc = RecipeContext(diagnosis=cause_diag, versions={**self.versions, **probe.versions},
                                trainers=tuple(probe.trainers), script=path,
@@ -638,6 +643,7 @@ class _Session:
                 return None, outcome
             if not isinstance(outcome, Applied):
                 first_reason = first_reason or outcome.reason
+                prechecked = prechecked and outcome.precheck
                 continue
             script = rel == self.branch.rel
             where = self.document.where(program, diag.line) \
@@ -655,16 +661,17 @@ class _Session:
                     else outcome.source
             except CellsLost as exc:  # never commit a notebook with merged cells
                 first_reason = first_reason or str(exc)
+                prechecked = False
                 continue
             sha = self.branch.commit_fix(content, message, rel)
             after = self.branch.read(rel)
             line = outcome.line or (diag.line if script else 0)
             return FixRecord(recipe.category, recipe.id, sha, rel, line, outcome.summary,
                              number, diff=unified_diff(before, after, rel),
-                             evidence=cause_diag.evidence), ""
+                             evidence=cause_diag.evidence), None
         if len(targets) > 1:
             first_reason += f" (also tried {', '.join(rel for rel, _, _ in targets[1:])})"
-        return None, first_reason
+        return None, NotApplicable(first_reason, recipe.id, precheck=prechecked)
 
     def relative(self, file: str) -> str:
         """``file`` (a path the child reported) relative to the repository ("" outside)."""

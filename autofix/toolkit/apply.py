@@ -46,6 +46,9 @@ def apply_recipe(recipe: type[Recipe], source: str, rc: RecipeContext) -> Recipe
     parsed = parse_source(source)
     if parsed.module is None:
         return NotApplicableOutcome(f"the script does not parse: {parsed.error}", recipe.id)
+    why = recipe.precheck(parsed)
+    if why:
+        return NotApplicableOutcome(why, recipe.id, precheck=True)
     try:
         command, new_module = transform(recipe, parsed, rc)
     except NotApplicable as exc:
