@@ -19,7 +19,7 @@ their values kept, so this is the configuration it would have built). A trainer 
 arguments gets ``args=<Config>(...)`` holding the keyword.
 
 Without the check's facts (a traceback of a run), only a rename of
-:data:`autofix.toolkit.drift.KEYWORD_RENAMES` is made: the message names the keyword the
+:data:`autofix.categories.renames.KEYWORD_RENAMES` is made: the message names the keyword the
 library rejected, the table its other name.
 """
 
@@ -28,8 +28,9 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
+from autofix.categories.renames import rename_of
 from autofix.toolkit import Example, NotApplicable, code, keyword, remove_keyword
-from autofix.toolkit.drift import rename_of
+from autofix.toolkit.drift import owner_calls
 from autofix.toolkit.scope import Edit, append_kw
 
 from ._drift import TrainerDrift, named_class
@@ -210,7 +211,7 @@ class DriftKeyword(TrainerDrift):
             if rename is None:
                 raise NotApplicable(f"{kw}= is not a renamed keyword autofix knows (where a "
                                     "keyword moved is measured before the first run)")
-            accepts, takers = rename.partner(kw), rename.calls
+            accepts, takers = rename.partner(kw), owner_calls(rename)
         calls = [c for c in self.program.calls
                  if self.library_call(c, target, owner) and keyword(c, kw) is not None
                  and (not takers or self.is_qualified(c.func, takers))]

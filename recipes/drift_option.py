@@ -4,7 +4,7 @@ steps``) or as a key of the dict, JSON or YAML file the script parses.
 
 The parser refuses it ("Some specified arguments are not used by the HfArgumentParser:
 ['--evaluation_strategy', 'steps']"); the name it refused and
-:data:`autofix.toolkit.drift.KEYWORD_RENAMES` give the name to pass instead, in both
+:data:`autofix.categories.renames.KEYWORD_RENAMES` give the name to pass instead, in both
 directions (transformers 4.40 refuses ``--eval_strategy``). Where the script spells the
 refused name itself (an argument list given to ``parse_args_into_dataclasses(args=...)``,
 a dict given to ``parse_dict``), that string is renamed, spelt as it was (dashes or
@@ -17,8 +17,8 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
+from autofix.categories.renames import RenamedOption, renamed_in_parser_refusal
 from autofix.toolkit import Example, NotApplicable, code
-from autofix.toolkit.drift import RenamedOption, renamed_in_parser_refusal
 from autofix.toolkit.scope import Edit, PlannedEdits, string_value
 
 PARSE = "(args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()\n"

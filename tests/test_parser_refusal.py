@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from autofix.categories.renames import renamed_in_parser_refusal
 from autofix.categories.tracebacks import parse_traceback
 from autofix.loop.diagnosis import classify
-from autofix.toolkit.drift import renamed_in_parser_refusal
 
 pytestmark = pytest.mark.fast
 ARGS = "ValueError: Some specified arguments are not used by the HfArgumentParser: "

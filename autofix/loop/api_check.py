@@ -38,8 +38,9 @@ from libcst.metadata import (
 )
 
 from autofix.categories import all_categories
+from autofix.categories.renames import KEYWORD_RENAMES
 from autofix.run.runner import contained_run
-from autofix.toolkit.drift import BASE_LIBRARIES, CHECKED_LIBRARIES, KEYWORD_RENAMES, top_level
+from autofix.toolkit.drift import BASE_LIBRARIES, CHECKED_LIBRARIES, top_level
 from autofix.types import Diagnosis
 
 API_CHECK = Path(__file__).parent.parent / "run" / "child" / "api_check.py"

@@ -1,126 +1,24 @@
-"""What API drift the libraries are known for, shared by the API check and its recipes.
-
-:data:`KEYWORD_RENAMES` are keyword arguments the libraries renamed (the release that
-renamed each is in its note). Which of the two names a call must use is never read from
-this table or from a version number: the API check asks the installed callable
-(``inspect.signature`` in the target interpreter) which of the pair it takes, and a
-traceback names the one it rejected. The table only says the two names are one setting.
-"""
+"""What API drift the libraries are known for, shared by the API check and its recipes:
+which libraries are checked, and the calls each renamed keyword of
+:data:`autofix.categories.renames.KEYWORD_RENAMES` belongs to (:data:`OWNER_CALLS`)."""
 
 from __future__ import annotations
 
-import ast
-import re
-from dataclasses import dataclass
-
+from autofix.categories.renames import Rename
 from autofix.toolkit.patterns import ANY_TRAINER, ANY_TRAINING_ARGS, TRL_CONFIG
 
 #: Libraries whose imports and keyword arguments the API check reads.
 CHECKED_LIBRARIES = ("transformers", "datasets", "trl", "peft")
 #: Libraries whose classes a script's own classes may subclass (their overrides are checked).
 BASE_LIBRARIES = (*CHECKED_LIBRARIES, "torch", "keras", "tf_keras", "tensorflow", "accelerate")
+#: The qualified names of the calls each :attr:`Rename.owner` stands for.
+OWNER_CALLS = {"training-args": ANY_TRAINING_ARGS, "trainer": ANY_TRAINER,
+               "trl-config": TRL_CONFIG}
 
 
-@dataclass(frozen=True)
-class Rename:
-    """Keyword ``old`` became ``new`` in ``library`` (``note``: where, since when) for the
-    callables whose qualified names match ``calls`` (the only calls a rename made from a
-    traceback, without the API check's facts, touches: ``DataCollatorWithPadding(
-    tokenizer=)`` is no ``Trainer(tokenizer=)``)."""
-
-    old: str
-    new: str
-    library: str
-    note: str
-    calls: str
-
-    def partner(self, name: str) -> str:
-        """The other name of the pair ("" when ``name`` is neither)."""
-        return self.new if name == self.old else self.old if name == self.new else ""
-
-    @property
-    def is_field(self) -> bool:
-        """A field of a configuration dataclass (``TrainingArguments``, TRL's configs): one
-        that ``HfArgumentParser`` also reads from a command line, a dict or a file."""
-        return self.calls in (ANY_TRAINING_ARGS, TRL_CONFIG)
-
-
-KEYWORD_RENAMES: tuple[Rename, ...] = (
-    Rename("evaluation_strategy", "eval_strategy", "transformers",
-           "TrainingArguments and its subclasses (TRL's configs too), transformers 4.41",
-           ANY_TRAINING_ARGS),
-    Rename("tokenizer", "processing_class", "transformers",
-           "Trainer and its subclasses, transformers 4.46; TRL's trainers, TRL 0.12",
-           ANY_TRAINER),
-    Rename("max_seq_length", "max_length", "trl", "SFTConfig, TRL 0.20", TRL_CONFIG),
-)
-
-
-def rename_of(name: str) -> Rename | None:
-    """The rename keyword ``name`` is one side of (None when it is none)."""
-    return next((r for r in KEYWORD_RENAMES if r.partner(name)), None)
-
-
-#: ``HfArgumentParser``'s refusal of what it could not place in its dataclasses: options
-#: of a command line (``parse_args_into_dataclasses``, the list as argparse left it) or keys
-#: of a dict, JSON or YAML file (``parse_dict``, sorted), transformers' ``hf_argparser.py``.
-UNUSED_BY_PARSER = re.compile(
-    r"Some (?P<what>specified arguments|keys) are not used by the HfArgumentParser: "
-    r"(?P<items>\[.*?\])")
-
-
-@dataclass(frozen=True)
-class RenamedOption:
-    """One item the parser refused that is a renamed field: ``given`` as it was passed
-    (``--evaluation_strategy``, ``--evaluation-strategy=steps``, or the key
-    ``evaluation_strategy``), ``name`` its field name, ``rename`` the pair it belongs to,
-    ``option`` whether it came as a command-line option (else a dict or file key)."""
-
-    given: str
-    name: str
-    rename: Rename
-    option: bool
-
-    @property
-    def replacement(self) -> str:
-        """``given`` with the field's other name, spelt the same way (``--eval_strategy``,
-        ``--eval-strategy=steps``, ``eval_strategy``)."""
-        head, sep, value = self.given.partition("=")
-        dashes = head[:len(head) - len(head.lstrip("-"))]
-        new = self.rename.partner(self.name)
-        if "-" in head.lstrip("-"):
-            new = new.replace("_", "-")
-        return f"{dashes}{new}{sep}{value}"
-
-
-def renamed_in_parser_refusal(message: str) -> list[RenamedOption]:
-    """The renamed configuration fields (:attr:`Rename.is_field`) among what
-    ``HfArgumentParser`` refused in ``message`` (:data:`UNUSED_BY_PARSER`); empty when the
-    message is no such refusal or names none. The parser refuses the name the installed
-    transformers does not take, so the other name of the pair is the one to pass."""
-    found = UNUSED_BY_PARSER.search(message)
-    if found is None:
-        return []
-    try:
-        items = ast.literal_eval(found.group("items"))
-    except (ValueError, SyntaxError):
-        return []
-    option = found.group("what") == "specified arguments"
-    renamed: list[RenamedOption] = []
-    for item in items if isinstance(items, list) else []:
-        text = str(item)
-        if option and not text.startswith("-"):
-            continue  # an option's value
-        name = text.partition("=")[0].lstrip("-").replace("-", "_")
-        rename = rename_of(name)
-        if rename is not None and rename.is_field:
-            renamed.append(RenamedOption(text, name, rename, option))
-    return renamed
-
-
-def partners(name: str) -> list[str]:
-    """The names keyword ``name`` was renamed to or from (:data:`KEYWORD_RENAMES`)."""
-    return [p for p in (r.partner(name) for r in KEYWORD_RENAMES) if p]
+def owner_calls(rename: Rename) -> str:
+    """The regex of the qualified names of the calls ``rename`` applies to."""
+    return OWNER_CALLS[rename.owner]
 
 
 def top_level(name: str) -> str:

@@ -16,6 +16,7 @@ from autofix.categories.facts import (
 )
 from autofix.categories.failure import Failure, logits_with_class_ids
 from autofix.categories.model import Category, Place
+from autofix.categories.renames import UNUSED_BY_PARSER, renamed_in_parser_refusal
 from autofix.paths import folder_name, missing_path
 from autofix.types import Diagnosis, ProbeReport
 
@@ -34,24 +35,17 @@ def _wrapper_hid_columns(probe: ProbeReport) -> str:
                                                for t in probe.trainers) else ""
 
 
-#: ``HfArgumentParser`` refusing command-line options or dict keys it has no field for.
-PARSER_REFUSAL = r"Some (specified arguments|keys) are not used by the HfArgumentParser"
-
-
 def _parser_refused_a_rename(failure: Failure) -> bool | None:
     """``HfArgumentParser`` refusing options or keys is drift only when one of them is a
     renamed configuration field (a typo or a field of another dataclass is not); any other
     message: no say."""
-    # the rename table is the toolkit's (imported here: the toolkit imports the categories)
-    from autofix.toolkit.drift import renamed_in_parser_refusal
-    if re.search(PARSER_REFUSAL, failure.exc.message) is None:
+    if UNUSED_BY_PARSER.search(failure.exc.message) is None:
         return None
     return bool(renamed_in_parser_refusal(failure.exc.message))
 
 
 def _renamed_option_advice(failure: Failure) -> str:
     """For a parser's refusal: which renamed name to pass instead, and where it came from."""
-    from autofix.toolkit.drift import renamed_in_parser_refusal
     renamed = renamed_in_parser_refusal(failure.exc.message)
     if not renamed:
         return ""
@@ -201,7 +195,7 @@ COURSE: tuple[Category, ...] = (
             r"\b\w*(Trainer|Config|TrainingArguments)\.__init__\(\) got an unexpected "
             r"keyword argument '\w+'",
             # a renamed field given to HfArgumentParser: a command-line option, a dict key
-            PARSER_REFUSAL,
+            UNUSED_BY_PARSER.pattern,
         ),
         check=_parser_refused_a_rename,
         advise=_renamed_option_advice,
