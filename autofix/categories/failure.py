@@ -316,3 +316,43 @@ def logits_with_class_ids(failure: Failure) -> tuple[str, str] | None:
                 if dims[:-1] == ids:
                     return score_name, name
     return None
+
+
+@dataclass(frozen=True)
+class IdsAtEmbedding:
+    """Token ids against the embedding matrix where the lookup raised: ``rows`` (the
+    matrix's first dimension, the ids it can look up are ``0 .. rows - 1``), ``max_id`` (the
+    largest id looked up, ``None`` when not measured) and the tokenizers the user's frames
+    held (summaries with ``vocab_size`` and ``len``, added tokens included)."""
+
+    rows: int
+    max_id: int | None
+    tokenizers: tuple[Value, ...]
+
+    @property
+    def beyond(self) -> bool:
+        """An id at or past the last row was looked up (``False`` when not measured)."""
+        return self.max_id is not None and self.max_id >= self.rows
+
+    def with_added_tokens(self) -> list[Value]:
+        """The tokenizers grown by added tokens past the matrix's rows."""
+        return [t for t in self.tokenizers
+                if int(t.get("len", 0)) > int(t.get("vocab_size", 0))
+                and int(t.get("len", 0)) > self.rows]
+
+    def larger(self) -> list[Value]:
+        """The tokenizers whose own vocabulary (before added tokens) is larger than the
+        matrix: a model built for another vocabulary."""
+        return [t for t in self.tokenizers if int(t.get("vocab_size", 0)) > self.rows]
+
+
+def ids_at_embedding(failure: Failure) -> IdsAtEmbedding | None:
+    """The ids and the matrix of the failing embedding lookup (``torch.nn.functional.
+    embedding``'s ``input`` and ``weight``), ``None`` when that frame was not described."""
+    weight = shape(failure.value("weight", site="embedding"))
+    if weight is None or len(weight) != 2:
+        return None
+    ids = failure.value("input", site="embedding")
+    top = ids.get("max") if ids is not None and is_integer(ids) else None
+    return IdsAtEmbedding(weight[0], int(top) if isinstance(top, int) else None,
+                          tuple(failure.summaries(kind="tokenizer")))

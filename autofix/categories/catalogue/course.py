@@ -14,7 +14,7 @@ from autofix.categories.facts import (
     label_range_text,
     seen_datasets,
 )
-from autofix.categories.failure import Failure, logits_with_class_ids
+from autofix.categories.failure import Failure, ids_at_embedding, logits_with_class_ids
 from autofix.categories.model import Category, Place
 from autofix.categories.renames import UNUSED_BY_PARSER, renamed_in_parser_refusal
 from autofix.paths import folder_name, missing_path
@@ -54,6 +54,43 @@ def _renamed_option_advice(failure: Failure) -> str:
     where = "on the command line" if first.option else "in the dict or file the script parses"
     return (f"{first.rename.library} renamed {first.rename.old} to {first.rename.new} "
             f"({first.rename.note}): pass {swaps} {where}")
+
+
+def _tokens_added_past_rows(failure: Failure) -> bool | None:
+    """The failing lookup's facts: a tokenizer grown by added tokens past the embedding's
+    rows shows the fault; tokenizers none of which grew past them, or no tokenizer at all
+    in the described frames, show another (:func:`_ids_past_rows`); no lookup facts: no
+    say."""
+    ids = ids_at_embedding(failure)
+    if ids is None:
+        return None
+    return bool(ids.with_added_tokens())
+
+
+def _ids_past_rows(failure: Failure) -> bool | None:
+    """Ids at or past the embedding's last row (or a tokenizer whose own vocabulary is
+    larger than it), with no tokenizer grown by added tokens to explain them."""
+    ids = ids_at_embedding(failure)
+    if ids is None:
+        return None
+    return (ids.beyond or bool(ids.larger())) and not ids.with_added_tokens()
+
+
+def _vocab_advice(failure: Failure) -> str:
+    """Which side is smaller, in numbers, and what decides the fix."""
+    ids = ids_at_embedding(failure)
+    if ids is None:
+        return ""
+    seen = f"token ids up to {ids.max_id} reach" if ids.max_id is not None else "ids reach"
+    larger = ids.larger()
+    if larger:
+        return (f"{seen} an embedding of {ids.rows} rows while the tokenizer has "
+                f"{larger[0].get('len')} tokens: a model built from a config takes "
+                "vocab_size=len(tokenizer); a checkpoint's model wants the checkpoint's own "
+                "tokenizer")
+    return (f"{seen} an embedding of {ids.rows} rows and no tokenizer of that size was seen: "
+            "the ids come from another vocabulary; tokenize with the model's tokenizer or "
+            "build the config with a vocab_size that covers them")
 
 
 def _raw_dataset_advice(probe: ProbeReport) -> str:
@@ -238,8 +275,24 @@ COURSE: tuple[Category, ...] = (
         # the lookup of input_ids (word embeddings), not of positions or token types
         frame_patterns=(r"transformers/models/.*: .*\w+\(\s*input_ids\b",
                         r"transformers/models/.*: .*(word_embeddings|embed_tokens|wte)\(",),
+        check=_tokens_added_past_rows,
         examples=("v5.txt", "v4.txt"),
         hint="call model.resize_token_embeddings(len(tokenizer)) after adding tokens",
+    ),
+    Category(
+        id="vocab-size-mismatch",
+        title="token ids past the model's embedding rows: a model built for a smaller "
+              "vocabulary than its tokenizer's",
+        patterns=(r"index out of range in self",),
+        raised_in=("embedding",),
+        frame_patterns=(r"transformers/models/.*: .*\w+\(\s*input_ids\b",
+                        r"transformers/models/.*: .*(word_embeddings|embed_tokens|wte)\(",),
+        check=_ids_past_rows,
+        needs_facts=True,
+        advise=_vocab_advice,
+        examples=("v5.txt",),
+        hint="the embedding needs a row per token id: build the config with "
+             "vocab_size=len(tokenizer), or use the checkpoint's own tokenizer",
     ),
     Category(
         id="decode-ignored-labels",

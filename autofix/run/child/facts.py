@@ -8,9 +8,10 @@ shape, device and, for integer or integral values, the label facts a category ne
 max, negatives, the -100 ignore index, a few distinct values); a mapping's keys; a
 dataset's columns, features, rows and output format; a sequence's length and first items; a
 model's class and head (``num_labels``, ``problem_type``) and how many of its parameters
-train; a ``DataLoader``'s batch size, collate function and dataset; an ``argparse``
-namespace's values; the fields of a dataclass of settings (``TrainingArguments``) whose
-value is a string where the field is declared a number. Categories match on these facts;
+train; a tokenizer's vocabulary and length (added tokens included); a ``DataLoader``'s
+batch size, collate function and dataset; an ``argparse`` namespace's values; the fields
+of a dataclass of settings (``TrainingArguments``) whose value is a string where the field
+is declared a number. Categories match on these facts;
 the message is one more fact.
 
 Standard library only (it runs inside the user's interpreter); libraries are recognised
@@ -345,6 +346,13 @@ def _module(value: Any) -> dict[str, Any]:
     return out
 
 
+def _tokenizer(value: Any) -> dict[str, Any]:
+    """A Hugging Face tokenizer: its base vocabulary (``vocab_size``) and its length with
+    the tokens added to it (``len``: the ids it can produce are ``0 .. len - 1``)."""
+    return {"kind": "tokenizer", "type": _type_name(value),
+            "vocab_size": int(value.vocab_size), "len": int(len(value))}
+
+
 def describe_value(value: Any, depth: int = 0) -> dict[str, Any]:
     """A bounded JSON summary of ``value`` (see the module docstring); never raises."""
     try:
@@ -370,6 +378,9 @@ def describe_value(value: Any, depth: int = 0) -> dict[str, Any]:
         if hasattr(value, "dataset") and hasattr(value, "collate_fn") and \
                 hasattr(value, "batch_size") and hasattr(value, "sampler"):
             return _loader(value, depth)
+        if hasattr(value, "convert_tokens_to_ids") and hasattr(value, "vocab_size") \
+                and hasattr(value, "__len__"):
+            return _tokenizer(value)
         if type(value).__name__ == "Namespace" and hasattr(value, "__dict__"):  # argparse
             attrs = list(vars(value).items())[:MAX_LOCALS]
             return {"kind": "namespace", "type": _type_name(value),

@@ -1,0 +1,172 @@
+"""vocab-size-mismatch: a model built from a config whose ``vocab_size`` is smaller than its
+tokenizer's vocabulary.
+
+A model made from a config (``BertConfig(vocab_size=8000, ...)``, a config class's default,
+``AutoConfig.from_pretrained(...)`` then ``from_config``) has one embedding row per id of
+that ``vocab_size``; a tokenizer with more tokens produces ids past the last row and the
+lookup raises ``IndexError: index out of range in self`` (on a GPU a device-side assert).
+The facts at the failure measure both sides: the embedding matrix's rows and the largest id
+looked up, and the tokenizers the user's frames held (``vocab_size`` and ``len``). A model
+trained from scratch takes its vocabulary from its tokenizer (the transformers docs of each
+config class: ``vocab_size`` "defines the number of different tokens that can be
+represented by the inputs_ids"), so the config call gets ``vocab_size=len(tokenizer)``
+(``len`` counts added tokens too). A model loaded with its weights from a checkpoint is
+not this recipe's: which of the tokenizer and the checkpoint is the wrong one is the
+user's choice, and the reason says so.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from autofix.categories.failure import Failure, ids_at_embedding, user_values_of_kind
+from autofix.toolkit import Example, NotApplicable, code, keyword
+from autofix.toolkit.scope import PlannedEdits, append_kw, replace_kw, replace_with
+from autofix.toolkit.sources import CommandLine, Literal, literal_source
+from autofix.types import ExceptionInfo, FrameFacts
+
+#: A transformers model class, built from a config (``BertForMaskedLM(config)``,
+#: ``AutoModelForCausalLM.from_config(config)``) or loaded (``.from_pretrained``).
+MODEL_CALL = (r"transformers(\.[\w.]*)?\.(TF)?(Auto)?\w*(For\w+|Model|LMHeadModel)"
+              r"(\.from_config|\.from_pretrained)?")
+#: A config class of transformers, or ``AutoConfig.from_pretrained`` / ``for_model``.
+CONFIG_CALL = (r"transformers(\.[\w.]*)?\."
+               r"(AutoConfig\.(from_pretrained|for_model)|\w+Config(\.from_pretrained)?)")
+
+_HEAD = ("from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification\n"
+         "tokenizer = AutoTokenizer.from_pretrained('ckpt')\n")
+
+
+def _failure(ids: int, rows: int, vocab: int, length: int, name: str = "tokenizer"
+             ) -> ExceptionInfo:
+    """The facts of a failed lookup, for the examples: ids up to ``ids`` against ``rows``,
+    the user's frame holding tokenizer ``name`` of ``vocab`` tokens (``length`` with added
+    ones)."""
+    return ExceptionInfo(type="IndexError", message="index out of range in self", facts=(
+        FrameFacts(file="/site-packages/torch/nn/functional.py", line=1, function="embedding",
+                   user=False, values={
+                       "input": {"kind": "tensor", "dtype": "torch.int64", "shape": [2, 8],
+                                 "min": 0, "max": ids},
+                       "weight": {"kind": "tensor", "dtype": "torch.float32",
+                                  "shape": [rows, 32]}}),
+        FrameFacts(file="/u/train.py", line=20, function="<module>", user=True, values={
+            name: {"kind": "tokenizer", "vocab_size": vocab, "len": length}})))
+
+
+class ConfigVocabSize(PlannedEdits):
+    id = "config-vocab-size"
+    category = "vocab-size-mismatch"
+    title = "build the model's config with the tokenizer's vocabulary size"
+    requires_imports = ("transformers",)
+    nothing_to_do = "no model built from a config call in this file"
+
+    examples = (
+        Example(  # a literal smaller than the tokenizer
+            before=(_HEAD + "config = BertConfig(vocab_size=8000, hidden_size=32, num_labels=3)\n"
+                    "model = BertForSequenceClassification(config)\n"),
+            after=(_HEAD + "config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, "
+                   "num_labels=3)\n"
+                   "model = BertForSequenceClassification(config)\n"),
+            evidence="IndexError: index out of range in self",
+            failure=_failure(29000, 8000, 30522, 30522),
+        ),
+        Example(  # a constant defined after the tokenizer: changed where it is defined
+            before=(_HEAD + "VOCAB = 8000\n"
+                    "model = BertForSequenceClassification(BertConfig(vocab_size=VOCAB))\n"),
+            after=(_HEAD + "VOCAB = len(tokenizer)\n"
+                   "model = BertForSequenceClassification(BertConfig(vocab_size=VOCAB))\n"),
+            evidence="IndexError: index out of range in self",
+            failure=_failure(29000, 8000, 30522, 30522),
+        ),
+        Example(  # the config class's default (GPT-2's 50257 < a 60000-token tokenizer)
+            before=("from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel\n"
+                    "tok = AutoTokenizer.from_pretrained('ckpt')\n"
+                    "model = GPT2LMHeadModel(GPT2Config(n_layer=2))\n"),
+            after=("from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel\n"
+                   "tok = AutoTokenizer.from_pretrained('ckpt')\n"
+                   "model = GPT2LMHeadModel(GPT2Config(n_layer=2, vocab_size=len(tok)))\n"),
+            evidence="IndexError: index out of range in self",
+            failure=_failure(59000, 50257, 60000, 60000, "tok"),
+        ),
+        Example(  # loaded from a checkpoint: which side is wrong is the user's choice
+            before=("from transformers import AutoModelForSequenceClassification, "
+                    "AutoTokenizer\n"
+                    "tokenizer = AutoTokenizer.from_pretrained('other')\n"
+                    "model = AutoModelForSequenceClassification.from_pretrained('ckpt')\n"),
+            evidence="IndexError: index out of range in self",
+            failure=_failure(29000, 8000, 30522, 30522),
+        ),
+        Example(  # no tokenizer of that size in the facts: nothing to take the size from
+            before=(_HEAD + "config = BertConfig(vocab_size=8000)\n"
+                    "model = BertForSequenceClassification(config)\n"),
+            evidence="IndexError: index out of range in self",
+            failure=_failure(9000, 8000, 8000, 8000),
+        ),
+    )
+
+    def prepare(self, tree: cst.Module) -> None:
+        exc = self.rc.diagnosis.failure
+        facts = ids_at_embedding(Failure(exc)) if exc is not None else None
+        if facts is None:
+            raise NotApplicable("the failing embedding lookup was not measured")
+        names = [name for name, value in user_values_of_kind(Failure(exc), "tokenizer")
+                 if int(value.get("len", 0)) > facts.rows] if exc is not None else []
+        if not names:
+            raise NotApplicable(f"no tokenizer with more than the embedding's {facts.rows} "
+                                "tokens was seen: the ids come from elsewhere")
+        for call in self.program.calls:
+            if self.is_qualified(call.func, MODEL_CALL):
+                self._model(call, names, facts.rows)
+
+    def _model(self, call: cst.Call, names: list[str], rows: int) -> None:
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" \
+                and keyword(call, "config") is None:
+            self.reason = self.reason or (
+                f"the model at line {self.program.line(call)} is loaded from a checkpoint "
+                f"with {rows} embedding rows: load the tokenizer from the same checkpoint, "
+                "or call model.resize_token_embeddings(len(tokenizer)) to train new rows")
+            return
+        config = keyword(call, "config") or next(
+            (a for a in call.args if a.keyword is None), None)
+        if config is None:
+            return
+        made = [v for v in self.program.values(config.value)
+                if isinstance(v, cst.Call) and self.is_qualified(v.func, CONFIG_CALL)]
+        for place in made:
+            tokenizer = next((n for n in names if self.program.resolves(n, place)), None)
+            if tokenizer is None:
+                self.reason = (f"the tokenizer ({' or '.join(names)}) is not defined where "
+                               f"the config at line {self.program.line(place)} is built")
+                continue
+            value = cst.parse_expression(f"len({tokenizer})")
+            old = keyword(place, "vocab_size")
+            if old is not None:
+                self._replace(place, old.value, tokenizer, value, rows)
+            else:
+                self.plan_edit(place, append_kw("vocab_size", value),
+                               f"vocab_size=len({tokenizer}) (the config's default gave "
+                               f"{rows} embedding rows)")
+
+    def _replace(self, place: cst.Call, old: cst.BaseExpression, tokenizer: str,
+                 value: cst.BaseExpression, rows: int) -> None:
+        """``vocab_size=old`` becomes the tokenizer's size where the value is defined (a
+        constant the tokenizer is already defined at), else at the config call."""
+        if any(isinstance(v, cst.Call) and code(v) == f"len({tokenizer})"
+               for v in self.program.values(old)):
+            self.reason = f"vocab_size is already len({tokenizer})"
+            return
+        found = literal_source(self.program, old, self.rc.args, "vocab_size")
+        if isinstance(found, CommandLine):
+            self.reason = (f"vocab_size comes from the command line ({found.flag} "
+                           f"{found.value}): pass the tokenizer's size, len({tokenizer})")
+            return
+        if isinstance(found, Literal) and found.node is not old \
+                and self.program.resolves(tokenizer, found.node):
+            self.plan_edit(found.node, replace_with(value),
+                           f"vocab_size: {code(found.node)} -> len({tokenizer}) at line "
+                           f"{self.program.line(found.node)} (the embedding had {rows} rows)")
+            return
+        self.plan_edit(place, replace_kw("vocab_size", value),
+                       f"vocab_size={code(old)} -> len({tokenizer}) (the embedding had "
+                       f"{rows} rows)")
