@@ -24,18 +24,37 @@ install() {  # install VENV WHAT STAMP-FILES PIP-ARGS...
     return
   fi
   step "$venv: installing $what (a few minutes on a fresh machine)"
-  quiet "$venv/bin/python" -m pip install -q --disable-pip-version-check "$@"
+  # --no-compile: no bytecode for the whole of torch, TensorFlow and transformers now (it
+  # halves an install); the modules a run imports are compiled once, at their first import
+  quiet "$venv/bin/python" -m pip install -q --no-compile --disable-pip-version-check "$@"
   echo "$stamp" > "$venv/.autofix-setup"
   step "$venv: done"
 }
 
+# the main environment and the two others side by side (a fresh machine: each install
+# waits on downloads and unpacking as much as on a core)
 install .venv "autofix, ruff, mypy, pytest, jsonschema, matplotlib, Ray, torch 2.13 CPU, transformers 5, datasets, TRL, PEFT" \
-  pyproject.toml -e ".[train,llm,ray,dev]"
+  pyproject.toml -e ".[train,llm,ray,dev]" &
+main=$!
+others=""
 if [ "${1:-}" != "--main-only" ]; then
-  install .venv-v4 "transformers 4.57, torch, TensorFlow 2.21, tf-keras (envs/v4.txt)" \
-    envs/v4.txt -r envs/v4.txt
-  install .venv-old "transformers 4.40 (envs/old.txt)" envs/old.txt -r envs/old.txt
+  { install .venv-v4 "transformers 4.57, torch, TensorFlow 2.21, tf-keras (envs/v4.txt)" \
+      envs/v4.txt -r envs/v4.txt
+    install .venv-old "transformers 4.40 (envs/old.txt)" envs/old.txt -r envs/old.txt; } &
+  others=$!
 fi
+stop() { for pid in "$@"; do pkill -TERM -P "$pid" 2>/dev/null; kill "$pid" 2>/dev/null; done; true; }
+trap 'stop $main $others; exit 130' INT TERM
+status=0
+wait "$main" || status=$?
+if [ -n "$others" ]; then
+  if [ "$status" -ne 0 ]; then stop "$others"; fi
+  others_status=0
+  wait "$others" || others_status=$?
+  [ "$status" -ne 0 ] || status=$others_status
+fi
+trap - INT TERM
+[ "$status" -eq 0 ] || { step "an environment failed to install (see the pip error above)"; exit "$status"; }
 
 if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then
   step "chromium: already installed"
