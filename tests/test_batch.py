@@ -25,29 +25,29 @@ pytestmark = pytest.mark.process
 
 @pytest.mark.e2e  # the drift scripts import the real transformers
 def test_four_workers_on_one_repository(scratch_repo: Repo) -> None:
-    files: dict[str, str | Path] = {f"ex/drift_{i}.py": DRIFT for i in range(5)}
+    files: dict[str, str | Path] = {f"ex/drift_{i}.py": DRIFT for i in range(3)}
     files["ex/hang.py"] = "import time\ntime.sleep(600)\n"
     files["ex/broken.py"] = TEST_SCRIPTS / "syntax_error.py"
     files["ex/ok.py"] = TEST_SCRIPTS / "clean.py"
     repo = scratch_repo(files)
     root = Path(str(repo.working_tree_dir))
     before = snapshot(repo)
-    done = run_autofix(["batch", "ex", "--jobs", "4", "--timeout", "60",
+    done = run_autofix(["batch", "ex", "--jobs", "4", "--timeout", "40",
                         "--report", "../batch.json"], root)
     assert done.returncode == 1, done.stdout + done.stderr  # hang and broken cannot be fixed
     assert snapshot(repo) == before
     report = json.loads((root.parent / "batch.json").read_text())
     status = {s["path"]: s["status"] for s in report["scripts"]}
-    assert status == {**{f"ex/drift_{i}.py": "fixed" for i in range(5)},
+    assert status == {**{f"ex/drift_{i}.py": "fixed" for i in range(3)},
                       "ex/hang.py": "gave_up", "ex/broken.py": "gave_up", "ex/ok.py": "clean"}
-    for i in range(5):
+    for i in range(3):
         branch = f"autofix/ex/drift_{i}"
         assert trailers(repo, branch, "main") == ["api-drift"]
         source = (repo.commit(branch).tree / f"ex/drift_{i}.py").data_stream.read().decode()
         assert "eval_strategy='epoch'" in source and "evaluation_strategy" not in source
         assert repo.commit(branch).parents[0].hexsha == before["head"]
     assert sorted(h.name for h in repo.heads) == sorted(
-        ["main", *(f"autofix/ex/drift_{i}" for i in range(5))])
+        ["main", *(f"autofix/ex/drift_{i}" for i in range(3))])
     hang = next(s for s in report["scripts"] if s["path"] == "ex/hang.py")
     assert hang["runs"][0]["category"] == "timeout"
     markdown = (root.parent / "batch.md").read_text()

@@ -155,16 +155,17 @@ def _check(case: Case, result: Outcome) -> None:
         assert text not in result.source, text
 
 
-#: A fault of this project's own (issue 8, "trains, but wrongly"), in the default tier: a
-#: Keras loss object without ``from_logits=True`` on a model that returns logits. Nothing
-#: raises; the preflight check at ``fit`` finds it on the real model before any step.
+#: A fault of this project's own (issue 8, "trains, but wrongly"): a Keras loss object
+#: without ``from_logits=True`` on a model that returns logits. Nothing raises; the preflight
+#: check at ``fit`` finds it on the real model before any step. The slow tier: the default
+#: tier's course TF script (``test_e2e_tf.py``) goes through the same check at ``fit``.
 LOSS_ON_LOGITS = Case("variant_keras_loss_object.py", ("keras-string-loss",),
                       has=("model.compile(optimizer=tf_keras.optimizers.Adam(learning_rate=3e-5),"
                            '\n                  metrics=["accuracy"])',),
                       lacks=("SparseCategoricalCrossentropy",), tf=True)
 
 PT = [c for c in SHARED if not c.tf]
-TF = [c for c in SHARED if c.tf] + [LOSS_ON_LOGITS]
+TF = [c for c in SHARED if c.tf] + [pytest.param(LOSS_ON_LOGITS, marks=pytest.mark.slow)]
 
 
 @pytest.mark.e2e
@@ -175,13 +176,15 @@ def test_shared_case_is_fixed(case: Case, shared: dict[str, Outcome]) -> None:
 
 @pytest.mark.e2e
 @pytest.mark.v4
-@pytest.mark.parametrize("case", TF, ids=[c.script for c in TF])
+@pytest.mark.parametrize("case", TF, ids=[c.script for c in SHARED if c.tf]
+                         + [LOSS_ON_LOGITS.script])
 def test_shared_tf_case_is_fixed(case: Case, outcome: Callable[[Case], Outcome]) -> None:
     _check(case, outcome(case))
 
 
 @pytest.mark.e2e
 @pytest.mark.v4
+@pytest.mark.slow
 def test_a_loss_on_logits_is_found_before_training(outcome: Callable[[Case], Outcome]) -> None:
     """The preflight check stopped run 1 at ``fit``, before any training step, with the
     real model's output as its evidence; the commit says so."""
