@@ -20,6 +20,10 @@ from autofix.categories.renames import UNUSED_BY_PARSER, renamed_in_parser_refus
 from autofix.paths import folder_name, missing_path
 from autofix.types import Diagnosis, ProbeReport
 
+#: Frames of the lookup of ``input_ids`` (the word embeddings), not of positions or token
+#: types: where the two embedding categories' "index out of range in self" is raised.
+WORD_EMBEDDING_FRAMES = (r"transformers/models/.*: .*\w+\(\s*input_ids\b",
+                         r"transformers/models/.*: .*(word_embeddings|embed_tokens|wte)\(")
 #: Wrappers that hide the model's forward signature from Trainer.
 WRAPPERS = ("DataParallel", "DistributedDataParallel")
 
@@ -272,9 +276,7 @@ COURSE: tuple[Category, ...] = (
         title="tokens added to the tokenizer, the model's embeddings not resized",
         patterns=(r"index out of range in self",),
         raised_in=("embedding",),
-        # the lookup of input_ids (word embeddings), not of positions or token types
-        frame_patterns=(r"transformers/models/.*: .*\w+\(\s*input_ids\b",
-                        r"transformers/models/.*: .*(word_embeddings|embed_tokens|wte)\(",),
+        frame_patterns=WORD_EMBEDDING_FRAMES,
         check=_tokens_added_past_rows,
         examples=("v5.txt", "v4.txt"),
         hint="call model.resize_token_embeddings(len(tokenizer)) after adding tokens",
@@ -285,8 +287,7 @@ COURSE: tuple[Category, ...] = (
               "vocabulary than its tokenizer's",
         patterns=(r"index out of range in self",),
         raised_in=("embedding",),
-        frame_patterns=(r"transformers/models/.*: .*\w+\(\s*input_ids\b",
-                        r"transformers/models/.*: .*(word_embeddings|embed_tokens|wte)\(",),
+        frame_patterns=WORD_EMBEDDING_FRAMES,
         check=_ids_past_rows,
         needs_facts=True,
         advise=_vocab_advice,
