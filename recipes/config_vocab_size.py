@@ -21,7 +21,7 @@ import libcst as cst
 
 from autofix.categories.failure import Failure, ids_at_embedding, user_values_of_kind
 from autofix.toolkit import Example, NotApplicable, code, keyword
-from autofix.toolkit.scope import PlannedEdits, append_kw, replace_kw, replace_with
+from autofix.toolkit.scope import PlannedEdits, append_kw, replace_with, string_value
 from autofix.toolkit.sources import CommandLine, Literal, literal_source
 from autofix.types import ExceptionInfo, FrameFacts
 
@@ -75,6 +75,26 @@ class ConfigVocabSize(PlannedEdits):
                     "model = BertForSequenceClassification(BertConfig(vocab_size=VOCAB))\n"),
             after=(_HEAD + "VOCAB = len(tokenizer)\n"
                    "model = BertForSequenceClassification(BertConfig(vocab_size=VOCAB))\n"),
+            evidence="IndexError: index out of range in self",
+            failure=_failure(29000, 8000, 30522, 30522),
+        ),
+        Example(  # a constant set before the tokenizer exists: changed where it is used
+            before=("from transformers import AutoTokenizer, BertConfig, BertForMaskedLM\n"
+                    "VOCAB = 8000\n"
+                    "tokenizer = AutoTokenizer.from_pretrained('ckpt')\n"
+                    "model = BertForMaskedLM(BertConfig(vocab_size=VOCAB))\n"),
+            after=("from transformers import AutoTokenizer, BertConfig, BertForMaskedLM\n"
+                   "VOCAB = 8000\n"
+                   "tokenizer = AutoTokenizer.from_pretrained('ckpt')\n"
+                   "model = BertForMaskedLM(BertConfig(vocab_size=len(tokenizer)))\n"),
+            evidence="IndexError: index out of range in self",
+            failure=_failure(29000, 8000, 30522, 30522),
+        ),
+        Example(  # a dict unpacked into the config: its entry, not a second keyword
+            before=(_HEAD + "hp = {'vocab_size': 8000, 'hidden_size': 32}\n"
+                    "model = BertForSequenceClassification(BertConfig(**hp, num_labels=2))\n"),
+            after=(_HEAD + "hp = {'vocab_size': len(tokenizer), 'hidden_size': 32}\n"
+                   "model = BertForSequenceClassification(BertConfig(**hp, num_labels=2))\n"),
             evidence="IndexError: index out of range in self",
             failure=_failure(29000, 8000, 30522, 30522),
         ),
@@ -141,6 +161,8 @@ class ConfigVocabSize(PlannedEdits):
                 continue
             value = cst.parse_expression(f"len({tokenizer})")
             old = keyword(place, "vocab_size")
+            if old is None and self._in_unpacked(place, tokenizer, value, rows):
+                continue
             if old is not None:
                 self._replace(place, old.value, tokenizer, value, rows)
             else:
@@ -150,8 +172,9 @@ class ConfigVocabSize(PlannedEdits):
 
     def _replace(self, place: cst.Call, old: cst.BaseExpression, tokenizer: str,
                  value: cst.BaseExpression, rows: int) -> None:
-        """``vocab_size=old`` becomes the tokenizer's size where the value is defined (a
-        constant the tokenizer is already defined at), else at the config call."""
+        """The value ``old`` (the config call's ``vocab_size=`` or its dict entry) becomes
+        the tokenizer's size where it is defined (a literal the tokenizer already exists
+        at: a constant, an ``argparse`` default), else where it is used."""
         if any(isinstance(v, cst.Call) and code(v) == f"len({tokenizer})"
                for v in self.program.values(old)):
             self.reason = f"vocab_size is already len({tokenizer})"
@@ -161,12 +184,40 @@ class ConfigVocabSize(PlannedEdits):
             self.reason = (f"vocab_size comes from the command line ({found.flag} "
                            f"{found.value}): pass the tokenizer's size, len({tokenizer})")
             return
-        if isinstance(found, Literal) and found.node is not old \
-                and self.program.resolves(tokenizer, found.node):
-            self.plan_edit(found.node, replace_with(value),
-                           f"vocab_size: {code(found.node)} -> len({tokenizer}) at line "
-                           f"{self.program.line(found.node)} (the embedding had {rows} rows)")
+        target = found.node if isinstance(found, Literal) \
+            and self.program.resolves(tokenizer, found.node) else old
+        if not self.program.resolves(tokenizer, target):
+            self.reason = (f"{tokenizer} does not exist yet where vocab_size={code(old)} is "
+                           f"set (line {self.program.line(old)})")
             return
-        self.plan_edit(place, replace_kw("vocab_size", value),
-                       f"vocab_size={code(old)} -> len({tokenizer}) (the embedding had "
-                       f"{rows} rows)")
+        where = f" at line {self.program.line(target)}" if target is not old else ""
+        self.plan_edit(target, replace_with(value),
+                       f"vocab_size: {code(target)} -> len({tokenizer}){where} (the "
+                       f"embedding had {rows} rows)")
+
+    def _in_unpacked(self, place: cst.Call, tokenizer: str, value: cst.BaseExpression,
+                     rows: int) -> bool:
+        """``BertConfig(**hparams)``: the ``vocab_size`` entry of the dict literal that
+        ``hparams`` holds is the one to change (a keyword beside it would be passed twice).
+        True when a ``**`` argument was there (edited, or the reason says why not)."""
+        unpacked = [a for a in place.args if a.star == "**"]
+        if not unpacked:
+            return False
+        for arg in unpacked:
+            for found in self.program.values(arg.value):
+                if not isinstance(found, cst.Dict):
+                    continue
+                for element in found.elements:
+                    if isinstance(element, cst.DictElement) \
+                            and string_value(element.key) == "vocab_size":
+                        if not self.program.resolves(tokenizer, element.value):
+                            self.reason = (f"the {code(arg.value)} dict that sets vocab_size is "
+                                           f"built before {tokenizer} exists: set its "
+                                           f"vocab_size to len({tokenizer}) after that")
+                            return True
+                        self._replace(place, element.value, tokenizer, value, rows)
+                        return True
+        self.reason = (f"the config at line {self.program.line(place)} takes "
+                       f"{' '.join('**' + code(a.value) for a in unpacked)}, which may set "
+                       f"vocab_size: set it to len({tokenizer}) there")
+        return True

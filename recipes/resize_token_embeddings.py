@@ -19,8 +19,10 @@ from libcst.metadata import ParentNodeProvider, PositionProvider, ScopeProvider
 
 from autofix.toolkit import Example, NotApplicable, Recipe, find
 
-MODEL_PATTERN = (r"transformers(\.[\w.]*)?\.(AutoModel\w*|\w+For\w+|\w+Model|\w+LMHeadModel)"
-                 r"\.from_pretrained")
+#: A model, loaded (``.from_pretrained``) or built from a config (``BertForMaskedLM(cfg)``,
+#: ``AutoModelForCausalLM.from_config(cfg)``); never a collator, processor or config class.
+MODEL_PATTERN = (r"transformers(\.[\w.]*)?\.(?!\w*(Collator|Processor|Tokenizer|Config|Trainer))"
+                 r"(AutoModel\w*|\w+For\w+|\w+Model|\w+LMHeadModel)(\.from_pretrained|\.from_config)?")
 _ADD = m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("add_tokens") |
                                m.Name("add_special_tokens")))
 
@@ -37,7 +39,7 @@ class ResizeEmbeddings(Recipe):
     category = "added-tokens-not-resized"
     requires_imports = ("transformers",)
     title = "resize the model's token embeddings to the tokenizer after adding tokens"
-    nothing_to_do = "no tokenizer.add_tokens/add_special_tokens call with a model loaded"
+    nothing_to_do = "no tokenizer.add_tokens/add_special_tokens call with a model loaded or built"
     METADATA_DEPENDENCIES = (  # type: ignore[assignment]  # Recipe narrows the type
         *Recipe.METADATA_DEPENDENCIES, ScopeProvider, ParentNodeProvider)
 
@@ -69,6 +71,21 @@ class ResizeEmbeddings(Recipe):
                     "    return t\n"
                     "def main():\n"
                     "    model = AutoModel.from_pretrained('c')\n"),
+        ),
+        Example(  # a model built from a config, tokens added after it (a collator is no model)
+            before=("from transformers import BertConfig, BertForSequenceClassification, "
+                    "DataCollatorForLanguageModeling\n"
+                    "tok = load_tokenizer()\n"
+                    "model = BertForSequenceClassification(BertConfig(vocab_size=len(tok)))\n"
+                    "tok.add_tokens(['<urgent>'])\n"
+                    "collator = DataCollatorForLanguageModeling(tok)\n"),
+            after=("from transformers import BertConfig, BertForSequenceClassification, "
+                   "DataCollatorForLanguageModeling\n"
+                   "tok = load_tokenizer()\n"
+                   "model = BertForSequenceClassification(BertConfig(vocab_size=len(tok)))\n"
+                   "tok.add_tokens(['<urgent>'])\n"
+                   "model.resize_token_embeddings(len(tok))\n"
+                   "collator = DataCollatorForLanguageModeling(tok)\n"),
         ),
         Example(  # already resized
             before=_LOOP + "model.resize_token_embeddings(len(tokenizer))\n",

@@ -162,13 +162,14 @@ class Program:
 
     def resolves(self, name: str, at: cst.CSTNode) -> bool:
         """True when ``name`` is bound where ``at`` runs (a local must be assigned on an
-        earlier line of the same function)."""
+        earlier line of the same function; a global, read by module-level code, on an
+        earlier line of the module: code inside a function runs later and sees it)."""
         nodes = self.resolve(name, at)
         scope = self.scope(at)
         if not nodes:
             return False
-        if isinstance(scope, FunctionScope):
-            here = self.function_of(at)
+        here = self.function_of(at)
+        if isinstance(scope, FunctionScope) or here is None:
             local = [n for n in nodes if self.function_of(n) is here]
             if local and all(self.line(n) >= self.line(at) and not isinstance(n, cst.Param)
                              for n in local):
