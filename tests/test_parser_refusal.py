@@ -48,3 +48,29 @@ def _category(message: str) -> str:
 def test_a_renamed_option_is_api_drift_a_typo_is_not() -> None:
     assert _category(ARGS + "['--evaluation_strategy', 'steps']") == "api-drift"
     assert _category(ARGS + "['--learning_rat', '1e-4']") != "api-drift"
+
+
+def test_a_typo_gets_the_parsers_closest_option_from_the_real_parser() -> None:
+    """A real refusal by a real HfArgumentParser: the facts at the failure hold the
+    parser's options, and the advice names the one the typo was meant to be."""
+    import json
+
+    from transformers import HfArgumentParser, TrainingArguments
+
+    from autofix.categories.failure import Failure
+    from autofix.categories.registry import get_category
+    from autofix.run.child.events import describe_exception
+    from autofix.run.probe_events import exception_from_json
+
+    try:
+        HfArgumentParser(TrainingArguments).parse_args_into_dataclasses(
+            args=["--output_dir", "o", "--learnin_rate", "1e-4", "--lr_schedular_type", "cosine"])
+    except ValueError as exc:
+        info = exception_from_json(json.loads(json.dumps(describe_exception(exc))))
+    assert classify(info, None).id == "unknown-parser-option"
+    advise = get_category("unknown-parser-option").advise
+    assert advise is not None
+    assert advise(Failure(info)) == (
+        "HfArgumentParser has no field for --learnin_rate (did you mean --learning_rate?), "
+        "--lr_schedular_type (did you mean --lr_scheduler_type?), given on the command line: "
+        "correct or remove it")

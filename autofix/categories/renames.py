@@ -89,22 +89,29 @@ class RenamedOption:
         return f"{dashes}{new}{sep}{value}"
 
 
+def refused_items(message: str) -> tuple[list[str], bool]:
+    """What ``HfArgumentParser`` refused in ``message`` (:data:`UNUSED_BY_PARSER`), and
+    whether they were command-line arguments (else dict or file keys); ``([], False)`` for
+    any other message."""
+    found = UNUSED_BY_PARSER.search(message)
+    if found is None:
+        return [], False
+    try:
+        items = ast.literal_eval(found.group("items"))
+    except (ValueError, SyntaxError):
+        return [], False
+    return ([str(i) for i in items] if isinstance(items, list) else [],
+            found.group("what") == "specified arguments")
+
+
 def renamed_in_parser_refusal(message: str) -> list[RenamedOption]:
     """The renamed configuration fields (:attr:`Rename.is_field`) among what
     ``HfArgumentParser`` refused in ``message`` (:data:`UNUSED_BY_PARSER`); empty when the
     message is no such refusal or names none. The parser refuses the name the installed
     transformers does not take, so the other name of the pair is the one to pass."""
-    found = UNUSED_BY_PARSER.search(message)
-    if found is None:
-        return []
-    try:
-        items = ast.literal_eval(found.group("items"))
-    except (ValueError, SyntaxError):
-        return []
-    option = found.group("what") == "specified arguments"
+    items, option = refused_items(message)
     renamed: list[RenamedOption] = []
-    for item in items if isinstance(items, list) else []:
-        text = str(item)
+    for text in items:
         if option and not text.startswith("-"):
             continue  # an option's value
         name = text.partition("=")[0].lstrip("-").replace("-", "_")

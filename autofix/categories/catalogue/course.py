@@ -5,6 +5,7 @@ the advice derived from the probe's facts."""
 
 from __future__ import annotations
 
+import difflib
 import re
 from types import MappingProxyType
 
@@ -16,7 +17,11 @@ from autofix.categories.facts import (
 )
 from autofix.categories.failure import Failure, ids_at_embedding, logits_with_class_ids
 from autofix.categories.model import Category, Place
-from autofix.categories.renames import UNUSED_BY_PARSER, renamed_in_parser_refusal
+from autofix.categories.renames import (
+    UNUSED_BY_PARSER,
+    refused_items,
+    renamed_in_parser_refusal,
+)
 from autofix.paths import folder_name, missing_path
 from autofix.types import Diagnosis, ProbeReport
 
@@ -95,6 +100,26 @@ def _vocab_advice(failure: Failure) -> str:
     return (f"{seen} an embedding of {ids.rows} rows and no tokenizer of that size was seen: "
             "the ids come from another vocabulary; tokenize with the model's tokenizer or "
             "build the config with a vocab_size that covers them")
+
+
+def _unknown_options_advice(failure: Failure) -> str:
+    """The refused options or keys, each with the parser's closest option (``difflib``, the
+    parser's long options from the facts at the failure) when one is close."""
+    items, option = refused_items(failure.exc.message)
+    names = [i.partition("=")[0] for i in items if not option or i.startswith("-")]
+    parser = next(failure.summaries(kind="parser"), None)
+    known = [str(o) for o in (parser or {}).get("options", [])]
+    if not option:  # dict or file keys: compare with the fields
+        known = sorted({o.lstrip("-").replace("-", "_") for o in known})
+    parts = []
+    for name in names:
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+        parts.append(f"{name} (did you mean {close[0]}?)" if close else name)
+    if not parts:
+        return ""
+    where = "the command line" if option else "the dict or file the script parses"
+    return (f"HfArgumentParser has no field for {', '.join(parts)}, given on {where}: "
+            "correct or remove it")
 
 
 def _raw_dataset_advice(probe: ProbeReport) -> str:
@@ -244,6 +269,18 @@ COURSE: tuple[Category, ...] = (
                   "v4-adamw.txt", "v5-sfttrainer-max-seq-length.txt",
                   "v5-dpotrainer-beta.txt", "v5-parser-renamed-option.txt",
                   "old-parser-renamed-option.txt"),
+    ),
+    Category(
+        id="unknown-parser-option",
+        no_recipe="which option was meant is the user's to say: the command line or the "
+                  "parsed file is not the script",
+        title="an option or key HfArgumentParser has no field for (a typo, or a field of "
+              "a dataclass the parser was not given)",
+        patterns=(UNUSED_BY_PARSER.pattern,),
+        advise=_unknown_options_advice,
+        examples=("v5.txt",),
+        hint="every option and key must name a field of the dataclasses given to "
+             "HfArgumentParser",
     ),
     Category(
         id="string-labels",

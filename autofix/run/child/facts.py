@@ -9,9 +9,9 @@ max, negatives, the -100 ignore index, a few distinct values); a mapping's keys;
 dataset's columns, features, rows and output format; a sequence's length and first items; a
 model's class and head (``num_labels``, ``problem_type``) and how many of its parameters
 train; a tokenizer's vocabulary and length (added tokens included); a ``DataLoader``'s
-batch size, collate function and dataset; an ``argparse`` namespace's values; the fields
-of a dataclass of settings (``TrainingArguments``) whose value is a string where the field
-is declared a number. Categories match on these facts;
+batch size, collate function and dataset; an ``argparse`` namespace's values and a
+parser's long options; the fields of a dataclass of settings (``TrainingArguments``) whose
+value is a string where the field is declared a number. Categories match on these facts;
 the message is one more fact.
 
 Standard library only (it runs inside the user's interpreter); libraries are recognised
@@ -42,6 +42,8 @@ USER_FRAMES = 3
 #: Local values summarised per frame, and items / keys shown per container.
 MAX_LOCALS = 24
 MAX_ITEMS = 6
+#: Long options listed of a command-line parser (``TrainingArguments`` alone has ~250).
+MAX_OPTIONS = 600
 #: Tensors and arrays above this many elements get no value statistics (shape and dtype
 #: only): an embedding matrix says nothing about labels.
 MAX_STAT_ELEMENTS = 5_000_000
@@ -353,6 +355,13 @@ def _tokenizer(value: Any) -> dict[str, Any]:
             "vocab_size": int(value.vocab_size), "len": int(len(value))}
 
 
+def _parser(value: Any) -> dict[str, Any]:
+    """An ``argparse`` parser (``HfArgumentParser`` too): the long options it knows (up to
+    :data:`MAX_OPTIONS`), to name the one a refused option was meant to be."""
+    options = sorted(o for o in value._option_string_actions if o.startswith("--"))
+    return {"kind": "parser", "type": _type_name(value), "options": options[:MAX_OPTIONS]}
+
+
 def describe_value(value: Any, depth: int = 0) -> dict[str, Any]:
     """A bounded JSON summary of ``value`` (see the module docstring); never raises."""
     try:
@@ -381,6 +390,8 @@ def describe_value(value: Any, depth: int = 0) -> dict[str, Any]:
         if hasattr(value, "convert_tokens_to_ids") and hasattr(value, "vocab_size") \
                 and hasattr(value, "__len__"):
             return _tokenizer(value)
+        if hasattr(value, "_option_string_actions") and hasattr(value, "parse_known_args"):
+            return _parser(value)
         if type(value).__name__ == "Namespace" and hasattr(value, "__dict__"):  # argparse
             attrs = list(vars(value).items())[:MAX_LOCALS]
             return {"kind": "namespace", "type": _type_name(value),
