@@ -58,7 +58,7 @@ def open_repo(script: Path, init: bool = False) -> git.Repo:
     ``init``) or the repository has no commit yet.
     """
     try:
-        repo = git.Repo(script.parent, search_parent_directories=True)
+        repo = _discover(script.parent)
     except git.InvalidGitRepositoryError:
         if not init:
             raise AutofixError(
@@ -389,6 +389,20 @@ def _prepare(repo: git.Repo, script: Path, branch: str, rel: str, resume: bool,
                      snapshot_pending=head_source != user_source, scratch=_scratch(dry_run))
 
 
+def _discover(folder: Path) -> git.Repo:
+    """The repository ``folder`` is in, found as git itself finds it (``git rev-parse
+    --show-toplevel``: ``GIT_CEILING_DIRECTORIES`` and ``GIT_DIR`` are honoured, which
+    GitPython's own parent search ignores). Raises ``git.InvalidGitRepositoryError`` when
+    there is none, ``git.NoSuchPathError`` when ``folder`` does not exist."""
+    if not folder.is_dir():
+        raise git.NoSuchPathError(str(folder))
+    try:
+        top = git.Git(str(folder)).rev_parse("--show-toplevel")
+    except git.GitCommandError:
+        raise git.InvalidGitRepositoryError(str(folder)) from None
+    return git.Repo(top)
+
+
 #: The repository type, for callers that only pass one along (only this module imports git).
 Repo = git.Repo
 
@@ -397,7 +411,7 @@ def repo_containing(folder: Path) -> git.Repo:
     """The git repository ``folder`` is inside. Raises :class:`AutofixError` when there is
     none."""
     try:
-        return git.Repo(folder, search_parent_directories=True)
+        return _discover(folder)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise AutofixError(f"{folder} is not inside a git repository") from None
 
