@@ -32,7 +32,7 @@ def test_four_workers_on_one_repository(scratch_repo: Repo) -> None:
     repo = scratch_repo(files)
     root = Path(str(repo.working_tree_dir))
     before = snapshot(repo)
-    done = run_autofix(["batch", "ex", "--jobs", "4", "--timeout", "40",
+    done = run_autofix(["batch", "ex", "--jobs", "4", "--timeout", "60",
                         "--report", "../batch.json"], root)
     assert done.returncode == 1, done.stdout + done.stderr  # hang and broken cannot be fixed
     assert snapshot(repo) == before
