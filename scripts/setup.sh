@@ -24,9 +24,9 @@ install() {  # install VENV WHAT STAMP-FILES PIP-ARGS...
     return
   fi
   step "$venv: installing $what (a few minutes on a fresh machine)"
-  # --no-compile: no bytecode for the whole of torch, TensorFlow and transformers now (it
-  # halves an install); the modules a run imports are compiled once, at their first import
-  quiet "$venv/bin/python" -m pip install -q --no-compile --disable-pip-version-check "$@"
+  # bytecode is compiled at install (pip's default): with PYTHONDONTWRITEBYTECODE set, as on
+  # CI, nothing compiled later is kept, and every run would compile torch and transformers
+  quiet "$venv/bin/python" -m pip install -q --disable-pip-version-check "$@"
   echo "$stamp" > "$venv/.autofix-setup"
   step "$venv: done"
 }

@@ -95,6 +95,8 @@ def test_course_branch_trains_in_the_verification_run(
 
 
 @pytest.mark.v4
+@pytest.mark.slow  # the 4.57 stack runs end to end in the default tier with the course TF
+# script (test_e2e_tf.py); its PyTorch faces are classified from saved 4.57 tracebacks
 def test_course_script_transformers_4_57(tmp_path: Path, v4_python: str) -> None:
     versions = subprocess.run([v4_python, "-c", "import transformers; print("
                                "transformers.__version__)"], capture_output=True, text=True)
