@@ -126,11 +126,12 @@ class ConfigVocabSize(PlannedEdits):
 
     def prepare(self, tree: cst.Module) -> None:
         exc = self.rc.diagnosis.failure
-        facts = ids_at_embedding(Failure(exc)) if exc is not None else None
-        if facts is None:
+        failure = Failure(exc) if exc is not None else None
+        facts = ids_at_embedding(failure) if failure is not None else None
+        if failure is None or facts is None:
             raise NotApplicable("the failing embedding lookup was not measured")
-        names = [name for name, value in user_values_of_kind(Failure(exc), "tokenizer")
-                 if int(value.get("len", 0)) > facts.rows] if exc is not None else []
+        names = [name for name, value in user_values_of_kind(failure, "tokenizer")
+                 if int(value.get("len", 0)) > facts.rows]
         if not names:
             raise NotApplicable(f"no tokenizer with more than the embedding's {facts.rows} "
                                 "tokens was seen: the ids come from elsewhere")
