@@ -23,6 +23,7 @@ from autofix.settings import Settings
 from autofix.toolkit import Example, Recipe, append_keyword
 from autofix.toolkit.discovery import recipes_for
 from autofix.types import (
+    ChanceLevel,
     DatasetFacts,
     Diagnosis,
     ExceptionInfo,
@@ -421,6 +422,46 @@ def test_learning_slowly_at_an_ordinary_lr_is_a_finding_not_a_trial(tmp_path: Pa
     result = repair(options, runner=Replay(slow(lr=2e-5)))
     assert result.status is Status.CLEAN and not result.dropped
     assert [f.kind for f in result.findings] == ["learning-slowly"]
+
+
+def learns_fast(lr: float, ratio: float) -> RunResult:
+    """A healthy run clearly under ln 3 whose optimizer-step evidence shows Adam moving a
+    pretrained model's weights by ``ratio`` per step (measured: 1e-3 gives 6.7e-3 to
+    8.4e-3 on MiniLM-L6, 5e-5 at most 4.3e-4)."""
+    run = healthy(LEARNING, lr=lr)
+    run.probe.chance = ChanceLevel(1.0986, "classes", "ln 3", 3)
+    run.probe.facts["step_evidence"] = {"ratio": ratio, "adam": True, "pretrained": True,
+                                        "adapter": False, "optimizer": "AdamW",
+                                        "fast": ratio >= 4e-3}
+    return run
+
+
+def test_learning_at_an_update_ratio_far_above_fine_tuning_gets_the_lr_trial(
+        tmp_path: Path) -> None:
+    """The same script at Adam 1e-3 learns in some runs and stalls in others: a run that
+    learned still gets the lr trial from its update ratio, kept when the next run proves."""
+    repo, options = setup(tmp_path, LOOP)
+    replay = Replay(learns_fast(1e-3, 7.1e-3), healthy(LEARNING))
+    result = repair(options, runner=replay)
+    assert result.status is Status.FIXED, result.reason
+    assert "lr=5e-5" in replay.sources[1]
+    assert trailers(repo, "fixes", "main") == ["lr-too-high"]
+    assert result.runs[0].evidence.startswith("the loss falls, but AdamW (learning rate 0.001)")
+    assert "ratio of 7.1e-03 per step (fine-tuning rates" in result.runs[0].evidence
+
+
+@pytest.mark.parametrize(("lr", "ratio"), [
+    (5e-5, 3.6e-4),  # the grid's highest healthy rate
+    (3e-4, 2.5e-3),  # over the stall threshold, under the trial's
+])
+def test_no_lr_trial_for_a_learning_run_at_fine_tuning_ratios(
+        tmp_path: Path, lr: float, ratio: float) -> None:
+    """The child's summary says ``fast`` only from RATIO_TRIAL on (tests/test_step_evidence
+    checks where it is set); the parent trusts it."""
+    repo, options = setup(tmp_path, LOOP)
+    result = repair(options, runner=Replay(learns_fast(lr, ratio)))
+    assert result.status is Status.CLEAN and not result.fixes and not result.dropped
+    assert len(result.runs) == 1
 
 
 def flat_stall(lr: float, facts: dict[str, object] | None = None) -> RunResult:

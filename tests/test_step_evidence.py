@@ -144,6 +144,28 @@ def test_update_ratio_far_above_fine_tuning_is_lr_too_high() -> None:
     assert monitor(records).judge(falling) is None
 
 
+def test_fast_updates_are_reported_whatever_the_loss() -> None:
+    """The summary's ``fast`` (the parent's lr trial for a run that learns anyway): Adam
+    on a pretrained classifier, no adapter, a window ratio of RATIO_TRIAL or more."""
+    learning = flat(MIN_STEPS, 0.5 * CHANCE)
+    fast = monitor(steps(MIN_STEPS, ratio=7e-3, lr=1e-3))
+    assert fast.judge(learning) is None  # no stall verdict: it learns
+    summary = fast.summary(learning)
+    assert summary["fast"] is True and summary["adam"] is True
+    assert summary["ratio"] == pytest.approx(7e-3)
+    between = monitor(steps(MIN_STEPS, ratio=(ev.RATIO_HIGH + ev.RATIO_TRIAL) / 2))
+    assert between.summary(learning)["fast"] is False
+    for model in (ev.ModelFacts(100_000, 22_000_000, True, True, True, "AdamW"),  # LoRA
+                  ev.ModelFacts(22_000_000, 22_000_000, False, False, True, "AdamW"),  # scratch
+                  ev.ModelFacts(22_000_000, 22_000_000, True, False, False, "SGD")):
+        assert monitor(steps(MIN_STEPS, ratio=7e-3), model).summary(learning)["fast"] is False
+    from autofix.run.child.symptoms import Chance
+
+    lm = LossMonitor(level=Chance(3.0, "tokens", "H", None, 1000))
+    assert fast.summary(lm)["fast"] is False  # measured on classifiers only
+    assert monitor(steps(5, ratio=7e-3)).summary(learning)["fast"] is False  # no window
+
+
 def test_update_ratio_and_median() -> None:
     assert ev.update_ratio([3.0, 4.0], [3.0, 4.5]) == pytest.approx(0.1)
     assert ev.update_ratio([0.0, 0.0], [0.1, 0.0]) is None  # a zero-initialised matrix

@@ -7,8 +7,8 @@ shows with (``patterns``, ``types``, ``raised_in``, ``frame_patterns``,
 it derives from the probe's facts (``advice``) or from the facts at the failure, the
 library's message included (``advise``), how its evidence is worded for a person
 (``explain``), a rerun it needs before it is trusted (``rerun_env``), the root causes
-behind a symptom (``root_causes``), a trial fix it proposes for a healthy run that is
-not clearly learning (``trial``), and why autofix makes no edit for it (``no_recipe``).
+behind a symptom (``root_causes``), a trial fix it proposes for a healthy run whose
+evidence still shows the fault (``trial``), and why autofix makes no edit for it (``no_recipe``).
 """
 
 from __future__ import annotations
@@ -112,8 +112,9 @@ class Category:
     #: The diagnosis worded for a person, given where the run happened (a missing file
     #: named with the folder it was looked up from).
     explain: Callable[[Diagnosis, Place], Diagnosis] | None = None
-    #: For a healthy run that was not clearly learning: a trial diagnosis of this
-    #: category (its fix is kept only when the next run proves it), else ``None``.
+    #: For a healthy run whose evidence still shows this fault (not clearly learning at
+    #: 1e-3, or learning at an update ratio far above fine-tuning's): a trial diagnosis of
+    #: this category (its fix is kept only when the next run proves it), else ``None``.
     trial: Callable[[RunResult], Diagnosis | None] | None = None
     #: Why autofix commits nothing for this category when it has no recipe (shown as the
     #: reason a session gave up); a category without a recipe must say why no edit is safe.

@@ -467,11 +467,11 @@ class _Session:
                             tentative=trial is not None, contracts=self.contracts(decision))
 
     def trial(self, run: RunResult, verdict: Healthy | Diagnosis) -> Diagnosis | None:
-        """The trial diagnosis a category proposes for a healthy run that was not clearly
-        learning (``Category.trial``: ``lr-too-high`` at a learning rate of 1e-3 or more),
-        once per category and session and within ``--max-iterations``; ``None`` otherwise."""
-        if not isinstance(verdict, Healthy) or verdict.proven \
-                or self.attempts >= self.o.max_iterations:
+        """The trial diagnosis a category proposes for a healthy run (``Category.trial``:
+        ``lr-too-high`` for a run not clearly learning at a learning rate of 1e-3 or more,
+        or learning at an update ratio far above fine-tuning's), once per category and
+        session and within ``--max-iterations``; ``None`` otherwise."""
+        if not isinstance(verdict, Healthy) or self.attempts >= self.o.max_iterations:
             return None
         tried = {f.category for f in self.result.fixes} | \
             {d.category for d in self.result.dropped}

@@ -134,10 +134,11 @@ EVENTS: dict[str, tuple[str, ...]] = {
     # "step_evidence": the cause, step and evidence line of a verdict made from it (sent
     # once, at the verdict), and the measurements (steps read, the median update-to-weight
     # ratio of the last 10 steps and the ratios of the first 30, steps with unchanged
-    # weights and with no gradients, parameter counts, pretrained, adapter, optimizer)
+    # weights and with no gradients, parameter counts, pretrained, adapter, adam,
+    # optimizer, and "fast": Adam moving a pretrained classifier at evidence.RATIO_TRIAL)
     Event.STEP_EVIDENCE: ("cause", "step", "evidence", "steps", "ratio", "ratios",
                           "unchanged", "no_grads", "trainable", "total", "pretrained",
-                          "adapter", "optimizer"),
+                          "adapter", "adam", "optimizer", "fast"),
 }
 
 

@@ -177,7 +177,7 @@ def _step_verdict() -> Any:
     if verdict is None:
         return None
     emit(Event.STEP_EVIDENCE, cause=verdict.cause, step=verdict.symptom.step,
-         evidence=verdict.symptom.evidence, **State.evidence.summary())
+         evidence=verdict.symptom.evidence, **State.evidence.summary(State.monitor))
     return verdict.symptom
 
 
@@ -213,7 +213,7 @@ def train_facts() -> None:
 
     numeric.report()
     if State.evidence.records:
-        emit(Event.STEP_EVIDENCE, **State.evidence.summary())
+        emit(Event.STEP_EVIDENCE, **State.evidence.summary(State.monitor))
     predicted = [p for preds, _ in State.recent for p in preds]
     labels = [y for _, ys in State.recent for y in ys]
     emit("train_facts", optimizer_steps=State.steps, backward_calls=State.backward_calls,

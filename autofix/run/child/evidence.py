@@ -46,6 +46,9 @@ language model keeps the loss rule. Both are judged at every step from 30 on, so
 that falls first and comes back to chance is flagged once it is back (the loss rule's
 ``returned`` may name it first, by its rise; at a learning rate of 1e-3 or more its cause is
 ``lr-too-high`` too, the parent's root-cause rule).
+A run that learns at a ratio of :data:`RATIO_TRIAL` or more gets no verdict here, but its
+summary says ``fast`` (:meth:`EvidenceMonitor.fast`): the parent proposes the lower rate as
+a trial, kept only if the next run also learns clearly.
 Without the evidence (a custom training step, TF gradients, no model seen) nothing here
 judges and the loss-curve rule stays the verdict.
 """
@@ -81,6 +84,13 @@ FROZEN_FRACTION = 0.05
 #: docs/benchmarks.md). The ratio scales with the rate (about 7 x lr on MiniLM), so the
 #: threshold is 5.5 x the healthy ceiling (a rate of about 3e-4) and 3.6 x under 1e-3.
 RATIO_HIGH = 2e-3
+#: The ratio at or above which a classifier run that learns anyway is still reported as
+#: moving a pretrained model too fast (the summary's ``fast``: the parent's ``lr-too-high``
+#: trial): twice :data:`RATIO_HIGH`, a learning rate of about 6e-4 on MiniLM-L6; 9x the
+#: healthy ceiling (4.3e-4) and 1.7x under the lowest ratio measured at 1e-3 (6.7e-3,
+#: Trainer; hand loop and Keras ``"adam"`` 7.3e-3 to 8.4e-3). At such a rate the same script
+#: learns in some runs and stalls at chance in others (``benchmarks/bench_keras_adam.py``).
+RATIO_TRIAL = 2 * RATIO_HIGH
 
 #: The causes a verdict names (``StepVerdict.cause``).
 LR_ZERO = "lr-zero"
@@ -294,14 +304,22 @@ class EvidenceMonitor:
         return StepVerdict(Symptom("stalled-loss", step, f"stalled at step {step}: {evidence}"),
                            cause)
 
-    def summary(self) -> dict[str, object]:
-        """The ``step_evidence`` event's payload: what was measured (the cause is added by
-        the caller when a verdict was made)."""
+    def fast(self, losses: LossMonitor) -> bool:
+        """An Adam-like optimizer moving a fine-tuned pretrained classifier (no PEFT
+        adapter) by a window ratio of :data:`RATIO_TRIAL` or more, whatever its loss."""
         ratio = self.ratio()
-        return {"steps": len(self.records), "ratio": ratio,
+        return bool(self.model.adam and self.model.fine_tuned and ratio is not None
+                    and ratio >= RATIO_TRIAL and losses.level is not None
+                    and losses.level.kind == CLASSES)
+
+    def summary(self, losses: LossMonitor) -> dict[str, object]:
+        """The ``step_evidence`` event's payload: what was measured (the cause is added by
+        the caller when a verdict was made), and whether the updates are :meth:`fast`."""
+        ratio = self.ratio()
+        return {"fast": self.fast(losses), "steps": len(self.records), "ratio": ratio,
                 "ratios": [r.ratio for r in self.records[:MIN_STEPS]],
                 "unchanged": sum(1 for r in self.records if r.changed is False),
                 "no_grads": sum(1 for r in self.records if r.grads in (GRADS_NONE, GRADS_ZERO)),
                 "trainable": self.model.trainable, "total": self.model.total,
                 "pretrained": self.model.pretrained, "adapter": self.model.adapter,
-                "optimizer": self.model.optimizer}
+                "adam": self.model.adam, "optimizer": self.model.optimizer}
