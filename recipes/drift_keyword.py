@@ -187,6 +187,30 @@ class DriftKeyword(TrainerDrift):
             facts=(("keyword", "max_seq_length"), ("callable", "trl.SFTTrainer"),
                    ("moves_to", "trl.SFTConfig"), ("as", "max_length")),
         ),
+        Example(  # the configuration already sets it to the same value: dropped
+            before=("from trl import SFTConfig, SFTTrainer\n"
+                    "args = SFTConfig(output_dir='o', max_length=128)\n"
+                    "SFTTrainer(model=m, args=args, max_seq_length=128)\n"),
+            after=("from trl import SFTConfig, SFTTrainer\n"
+                   "args = SFTConfig(output_dir='o', max_length=128)\n"
+                   "SFTTrainer(model=m, args=args)\n"),
+            evidence="TypeError: SFTTrainer.__init__() got an unexpected keyword argument "
+                     "'max_seq_length'",
+            facts=(("keyword", "max_seq_length"), ("callable", "trl.SFTTrainer"),
+                   ("moves_to", "trl.SFTConfig"), ("as", "max_length")),
+        ),
+        Example(  # a constant as the moved value (False is a builtin, bound everywhere)
+            before=("from trl import SFTConfig, SFTTrainer\n"
+                    "args = SFTConfig(output_dir='o')\n"
+                    "SFTTrainer(model=m, args=args, packing=False)\n"),
+            after=("from trl import SFTConfig, SFTTrainer\n"
+                   "args = SFTConfig(output_dir='o', packing=False)\n"
+                   "SFTTrainer(model=m, args=args)\n"),
+            evidence="TypeError: SFTTrainer.__init__() got an unexpected keyword argument "
+                     "'packing'",
+            facts=(("keyword", "packing"), ("callable", "trl.SFTTrainer"),
+                   ("moves_to", "trl.SFTConfig"), ("as", "packing")),
+        ),
         Example(  # the installed library takes it nowhere
             before=("from trl import DPOConfig, DPOTrainer\n"
                     "DPOTrainer(m, args=DPOConfig('o'), max_prompt_length=64)\n"),
@@ -257,6 +281,13 @@ class DriftKeyword(TrainerDrift):
 
             self.plan_edit(call, run, f"{kw}= moved into a new args={short}({name}=...) (the "
                                       f"trainer's output folder is then {short}'s default)")
+            return
+        same = [t for t in built if (given := keyword(t, name)) is not None
+                and code(given.value) == code(value)]
+        if same and len(same) == len(built):  # already there, with the same value
+            self.plan_edit(call, _without(kw), f"dropped {kw}={code(value)} from "
+                                               f"{code(call.func)}(...): its {short} already "
+                                               f"sets {name}={code(value)}")
             return
         for target in built:
             if keyword(target, name) is not None:

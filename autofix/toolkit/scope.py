@@ -28,6 +28,7 @@ from typing import cast
 import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import (
+    BuiltinAssignment,
     ClassScope,
     ComprehensionScope,
     FunctionScope,
@@ -163,11 +164,13 @@ class Program:
     def resolves(self, name: str, at: cst.CSTNode) -> bool:
         """True when ``name`` is bound where ``at`` runs (a local must be assigned on an
         earlier line of the same function; a global, read by module-level code, on an
-        earlier line of the module: code inside a function runs later and sees it)."""
+        earlier line of the module: code inside a function runs later and sees it). A
+        builtin (``len``, ``False``) that nothing of the program rebinds is bound."""
         nodes = self.resolve(name, at)
         scope = self.scope(at)
         if not nodes:
-            return False
+            return scope is not None and name in scope \
+                and any(isinstance(a, BuiltinAssignment) for a in scope[name])
         here = self.function_of(at)
         if isinstance(scope, FunctionScope) or here is None:
             local = [n for n in nodes if self.function_of(n) is here]
