@@ -342,6 +342,20 @@ def test_type_error_on_an_edited_multiline_call_drops_the_fix(tmp_path: Path) ->
     assert "fixes" not in repo.heads
 
 
+def test_an_old_keyword_the_script_passed_is_its_next_fault_not_a_broken_fix(
+        tmp_path: Path) -> None:
+    """The fix edited the Trainer(...) call, and the next error there names a keyword the
+    script passed before the fix (a second keyword of an old API): the fix stays."""
+    repo, options = setup(tmp_path)
+    script = options.script.resolve()
+    own = failed(script, 59, "trainer = Trainer(", "TypeError",
+                 "Trainer.__init__() got an unexpected keyword argument 'compute_metrics'")
+    result = repair(options, runner=Replay(ragged_run(script), own))
+    assert result.status is Status.GAVE_UP and result.dropped == []
+    assert "broke the script" not in result.reason
+    assert trailers(repo, "fixes", "main") == ["ragged-batch"]
+
+
 def test_a_new_error_elsewhere_is_progress_not_a_broken_fix(tmp_path: Path) -> None:
     """A NameError at a line the fix did not touch, on a name it did not insert, is the
     script's own next fault: the fix stays."""

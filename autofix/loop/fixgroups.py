@@ -75,6 +75,20 @@ def statement_span(source: str, line: int) -> range:
     return best
 
 
+_UNEXPECTED_KW = re.compile(r"unexpected keyword argument '(\w+)'")
+
+
+def _kept_keyword(evidence: str, before: str, after: str) -> bool:
+    """An ``unexpected keyword argument 'x'`` whose ``x=`` the source passed before the fix
+    as often as after it: the script's own next fault in the statement the fix changed
+    (a second keyword of an old API), not one the fix wrote."""
+    found = _UNEXPECTED_KW.search(evidence)
+    if found is None:
+        return False
+    passed = re.compile(rf"\b{found.group(1)}\s*=(?!=)")
+    return len(passed.findall(after)) <= len(passed.findall(before)) > 0
+
+
 @dataclass
 class FixGroup:
     """The fixes committed for one diagnosis, judged by the next run.
@@ -128,7 +142,8 @@ class FixGroup:
                                                                       self.after[f]))
                         for f in self.after):
             return f"{diag.evidence}: the fix inserted {name!r}, which is not defined there"
-        if diag.line and set(statement_span(after, diag.line)) & changed:
+        if diag.line and set(statement_span(after, diag.line)) & changed \
+                and not _kept_keyword(diag.evidence, before, after):
             return f"{diag.evidence} at line {diag.line}, a statement the fix changed"
         return ""
 
