@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.toolkit import Example, NotApplicable, Recipe, drop_import, remove_keyword
+from autofix.toolkit import Example, OtherError, Recipe, drop_import, remove_keyword
 
 
 class AdamWFromTorch(Recipe):
@@ -42,7 +42,7 @@ class AdamWFromTorch(Recipe):
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         if "AdamW" not in self.rc.diagnosis.evidence:
-            raise NotApplicable("the error is not about transformers.AdamW")
+            raise OtherError("the error is not about transformers.AdamW")
         self.reason = "no `from transformers import AdamW` in the code"
         return super().transform_module_impl(tree)
 

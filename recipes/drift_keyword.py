@@ -29,7 +29,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from autofix.categories.renames import rename_of
-from autofix.toolkit import Example, NotApplicable, code, keyword, remove_keyword
+from autofix.toolkit import Example, NotApplicable, OtherError, code, keyword, remove_keyword
 from autofix.toolkit.drift import owner_calls
 from autofix.toolkit.scope import Edit, append_kw
 
@@ -224,7 +224,7 @@ class DriftKeyword(TrainerDrift):
         diag = self.rc.diagnosis
         named = named_class(diag.evidence)
         if named is None:
-            raise NotApplicable("the error is not about an unexpected keyword argument")
+            raise OtherError("the error is not about an unexpected keyword argument")
         owner, kw = named
         kw = diag.fact("keyword") or kw
         target = diag.fact("callable")

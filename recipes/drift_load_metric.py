@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.toolkit import Example, NotApplicable, Recipe, drop_import
+from autofix.toolkit import Example, OtherError, Recipe, drop_import
 
 NOTE = "evaluate.load downloads the metric from the Hugging Face Hub at run time"
 
@@ -39,7 +39,7 @@ class LoadMetricFromEvaluate(Recipe):
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         if "load_metric" not in self.rc.diagnosis.evidence:
-            raise NotApplicable("the error is not about datasets.load_metric")
+            raise OtherError("the error is not about datasets.load_metric")
         self.reason = "no `from datasets import load_metric` in the code"
         return super().transform_module_impl(tree)
 

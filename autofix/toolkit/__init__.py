@@ -40,13 +40,15 @@ from autofix.toolkit.parsed import ParsedSource, find, parse_source
 from autofix.toolkit.recipe import (
     Example,
     NotApplicable,
+    OtherError,
     Recipe,
     RecipeContractError,
     contract_problems,
 )
 from autofix.toolkit.versions import at_least
 
-__all__ = ["Example", "NotApplicable", "ParsedSource", "Recipe", "RecipeContractError",
+__all__ = ["Example", "NotApplicable", "OtherError", "ParsedSource", "Recipe",
+           "RecipeContractError",
            "append_keyword", "apply_recipe", "at_least", "code", "contract_problems",
            "drop_import", "find", "iter_examples", "keyword", "parse_source", "patterns",
            "remove_keyword", "replace_keyword", "transform"]

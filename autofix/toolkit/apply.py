@@ -10,7 +10,7 @@ import libcst as cst
 from libcst.codemod import CodemodContext, SkipFile
 
 from autofix.toolkit.parsed import ParsedSource, parse_source
-from autofix.toolkit.recipe import Example, NotApplicable, Recipe
+from autofix.toolkit.recipe import Example, NotApplicable, OtherError, Recipe
 from autofix.toolkit.style import keep_style
 from autofix.types import Applied, RecipeContext, RecipeCrashed, RecipeOutcome
 from autofix.types import NotApplicable as NotApplicableOutcome
@@ -51,6 +51,8 @@ def apply_recipe(recipe: type[Recipe], source: str, rc: RecipeContext) -> Recipe
         return NotApplicableOutcome(why, recipe.id, precheck=True)
     try:
         command, new_module = transform(recipe, parsed, rc)
+    except OtherError as exc:  # not this recipe's error: worth no more than a pre-check
+        return NotApplicableOutcome(str(exc), recipe.id, precheck=True)
     except NotApplicable as exc:
         return NotApplicableOutcome(str(exc) or recipe.nothing_to_do, recipe.id)
     except SkipFile as exc:

@@ -90,6 +90,13 @@ class NotApplicable(SkipFile):
     """Raised by a recipe when the code does not have the shape it fixes."""
 
 
+class OtherError(NotApplicable):
+    """Raised by a recipe when the diagnosis's error is not the one it fixes (an
+    ``api-drift`` about ``load_metric`` given to the ``AdamW`` recipe): like a
+    :meth:`Recipe.precheck` decline, a reason shown only when no other recipe of the
+    category looked at the code and said why."""
+
+
 class RecipeContractError(TypeError):
     """A recipe class breaks the recipe contract (raised when the class is created)."""
 
