@@ -268,3 +268,28 @@ def test_the_teachers_page_in_chromium(tmp_path: Path) -> None:
                    check=True, capture_output=True, timeout=120)
     print(f"screenshot: {shot}")
     assert blue_pixels(shot) > 4 * 300  # run 1's curve of each of the four scripts
+
+
+def test_a_hint_the_reason_already_says_is_not_repeated() -> None:
+    from autofix.reports.terminal import said_in
+
+    reason = ("api-drift: recipe not applicable (drift-option: the option --evaluation_strategy "
+              "comes from the command line, not the script: run it with --eval_strategy steps "
+              "(transformers renamed evaluation_strategy to eval_strategy))")
+    hint = ("transformers renamed evaluation_strategy to eval_strategy (TrainingArguments, "
+            "transformers 4.41): pass --eval_strategy for --evaluation_strategy")
+    assert said_in(hint, reason)
+    assert not said_in("pass num_labels=3 to from_pretrained", reason)
+    assert not said_in("short", "a short reason")  # too short a clause to judge by
+
+
+def test_the_run_line_cuts_a_long_message_at_a_word_and_says_so() -> None:
+    from autofix.reports.terminal import clipped
+
+    message = ("ValueError: Some specified arguments are not used by the HfArgumentParser: "
+               "['--evaluation_strategy', 'steps']")
+    short = clipped(message)
+    assert len(short) <= 100 and short.endswith(" …")
+    kept = short[:-2]
+    assert message.startswith(kept) and message[len(kept)] == " "  # cut between words
+    assert clipped("TypeError: short") == "TypeError: short"

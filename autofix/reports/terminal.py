@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +129,7 @@ class ConsoleObserver:
         if diagnosis is None:
             what = "[green]trains[/green]" if record.outcome == "budget" else "[green]ok[/green]"
             self.console.print(f"run {record.n}  {what}  "
-                               f"{escape(record.evidence[:100])}  {record.seconds:.1f}s")
+                               f"{escape(clipped(record.evidence))}  {record.seconds:.1f}s")
             return
         where = f"{Path(diagnosis.file).name}:{diagnosis.line}" if diagnosis.line else ""
         fix = (f"→ [cyan]{record.recipe}[/cyan] [magenta]{record.commit[:8]}[/magenta]"
@@ -136,7 +137,7 @@ class ConsoleObserver:
         via = f" (via {diagnosis.via})" if diagnosis.via else ""
         self.console.print(
             f"run {record.n}  [bold]{diagnosis.category}[/bold]{via}  "
-            f"{escape(diagnosis.evidence[:100])}  [dim]{escape(where)}[/dim]  {fix}  "
+            f"{escape(clipped(diagnosis.evidence))}  [dim]{escape(where)}[/dim]  {fix}  "
             f"{record.seconds:.1f}s")
 
     def close(self) -> None:
@@ -146,6 +147,22 @@ class ConsoleObserver:
 
 
 _TQDM = re.compile(r"\b(\d+)/(\d+) \[")
+
+
+def clipped(text: str, width: int = 100) -> str:
+    """``text`` cut at a word to at most ``width`` characters, ending in "…" when cut (the
+    run line; the whole message is in the summary and the report)."""
+    return textwrap.shorten(text, width, placeholder=" …", break_on_hyphens=False,
+                                       break_long_words=False) if len(text) > width else text
+
+
+def said_in(hint: str, reason: str) -> bool:
+    """Whether ``reason`` already says what ``hint`` says: the hint's first clause (up to
+    its first " (", ": " or "; ") appears in it, as when a recipe's decline names the same
+    change as the category's advice ("transformers renamed evaluation_strategy to
+    eval_strategy")."""
+    lead = re.split(r" \(|: |; ", hint, maxsplit=1)[0].strip()
+    return len(lead) >= 20 and lead in reason
 
 
 def print_hint(console: Console, text: str, indent: int = 2, label: str = "hint: ") -> None:
@@ -204,7 +221,7 @@ def print_summary(console: Console, result: SessionResult, repo_dir: str = "",
     if diag is not None and result.status is not Status.FIXED:
         for line in diag.details:
             console.print(f"    [dim]{escape(line)}[/dim]")
-        if diag.hint:
+        if diag.hint and not said_in(diag.hint, result.reason):
             print_hint(console, diag.hint)
     for dropped in result.dropped:
         console.print(f"  [yellow]dropped[/yellow] {dropped.commit[:8]}  {dropped.recipe}: "
