@@ -36,6 +36,7 @@ from autofix.categories.failure import (
     user_values_of_kind,
 )
 from autofix.toolkit import NotApplicable, code, keyword
+from autofix.toolkit.patterns import MODEL_CONFIG
 from autofix.toolkit.scope import (
     PlannedEdits,
     append_kw,
@@ -49,9 +50,6 @@ from autofix.types import RecipeContext
 #: A model class with a classification head (one label per sequence or per token).
 HEAD_MODEL = (r"transformers(\.[\w.]*)?\.(TF|Flax)?\w*For"
               r"(SequenceClassification|TokenClassification)")
-#: A config class of transformers, or ``AutoConfig.from_pretrained``.
-CONFIG_CALL = (r"transformers(\.[\w.]*)?\."
-               r"(AutoConfig\.from_pretrained|\w+Config(\.from_pretrained)?)")
 #: Names a variable holding the number of classes goes by (to pass it where it is in scope).
 COUNT_NAMES = ("num_labels", "num_classes", "n_labels", "n_classes", "nb_labels",
                "number_of_labels")
@@ -191,7 +189,7 @@ class HeadSize(PlannedEdits):
         if config is None:
             return [call]
         found = [v for v in self.program.values(config.value)
-                 if isinstance(v, cst.Call) and self.is_qualified(v.func, CONFIG_CALL)]
+                 if isinstance(v, cst.Call) and self.is_qualified(v.func, MODEL_CONFIG)]
         if not found:
             self.reason = (f"the model's config {code(config.value)[:60]} is not made by a "
                            "config call autofix can follow")
@@ -276,7 +274,7 @@ class HeadSize(PlannedEdits):
         value = cst.Integer(str(self.num_labels))
         # ``config.num_labels = N`` before the model is built sizes its head;
         # ``model.num_labels = N`` after it is built changes no layer
-        is_config = self.is_qualified(call.func, CONFIG_CALL)
+        is_config = self.is_qualified(call.func, MODEL_CONFIG)
         assigned = self._assigned_attribute(call, "num_labels") if is_config else None
         if assigned is not None:
             self._follow(assigned.value, None)

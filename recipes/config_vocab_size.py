@@ -21,6 +21,7 @@ import libcst as cst
 
 from autofix.categories.failure import Failure, ids_at_embedding, user_values_of_kind
 from autofix.toolkit import Example, NotApplicable, code, keyword
+from autofix.toolkit.patterns import MODEL_CONFIG
 from autofix.toolkit.scope import PlannedEdits, append_kw, replace_with, string_value
 from autofix.toolkit.sources import CommandLine, Literal, literal_source
 from autofix.types import ExceptionInfo, FrameFacts
@@ -29,9 +30,6 @@ from autofix.types import ExceptionInfo, FrameFacts
 #: ``AutoModelForCausalLM.from_config(config)``) or loaded (``.from_pretrained``).
 MODEL_CALL = (r"transformers(\.[\w.]*)?\.(TF)?(Auto)?\w*(For\w+|Model|LMHeadModel)"
               r"(\.from_config|\.from_pretrained)?")
-#: A config class of transformers, or ``AutoConfig.from_pretrained`` / ``for_model``.
-CONFIG_CALL = (r"transformers(\.[\w.]*)?\."
-               r"(AutoConfig\.(from_pretrained|for_model)|\w+Config(\.from_pretrained)?)")
 
 _HEAD = ("from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification\n"
          "tokenizer = AutoTokenizer.from_pretrained('ckpt')\n")
@@ -153,7 +151,7 @@ class ConfigVocabSize(PlannedEdits):
         if config is None:
             return
         made = [v for v in self.program.values(config.value)
-                if isinstance(v, cst.Call) and self.is_qualified(v.func, CONFIG_CALL)]
+                if isinstance(v, cst.Call) and self.is_qualified(v.func, MODEL_CONFIG)]
         for place in made:
             tokenizer = next((n for n in names if self.program.resolves(n, place)), None)
             if tokenizer is None:

@@ -17,6 +17,10 @@ TF_MODEL = r"transformers(\.[\w.]*)?\.TF\w+\.from_pretrained"
 #: A sequence-classification model (PyTorch, TF or Flax) built with ``from_pretrained``.
 SEQ_CLS_MODEL = (r"transformers(\.[\w.]*)?\.(TF|Flax)?\w*ForSequenceClassification"
                  r"\.from_pretrained")
+#: A model configuration of transformers: a ``*Config`` class (``BertConfig(...)``, also
+#: ``.from_pretrained``) or ``AutoConfig.from_pretrained`` / ``AutoConfig.for_model``.
+MODEL_CONFIG = (r"transformers(\.[\w.]*)?\."
+                r"(AutoConfig\.(from_pretrained|for_model)|\w+Config(\.from_pretrained)?)")
 #: ``TrainingArguments`` / ``Seq2SeqTrainingArguments``.
 TRAINING_ARGS = r"transformers(\.[\w.]*)?\.(Seq2Seq)?TrainingArguments"
 #: ``torch.utils.data.DataLoader``.
