@@ -27,16 +27,35 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib.util
 import os
 import select
 import signal
 import sys
 import time
+import types
 from pathlib import Path
 
 PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
 #: Seconds the final sweep keeps killing and reaping before it gives up on a process.
 SWEEP_SECONDS = 10.0
+PROCS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child", "procs.py")
+
+
+def _load_procs() -> types.ModuleType:
+    """``child/procs.py`` (what a run's processes are, and how to exit like one), loaded
+    by path as ``_autofix_procs``: this file is executed by path too."""
+    if "_autofix_procs" in sys.modules:
+        return sys.modules["_autofix_procs"]
+    spec = importlib.util.spec_from_file_location("_autofix_procs", PROCS_PATH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+PROCS = _load_procs()
 
 
 class _State:
@@ -60,32 +79,15 @@ def make_subreaper() -> bool:
 
 
 def children_of(pids: set[int]) -> set[int]:
-    """The processes whose parent is in ``pids`` (one scan of ``/proc``)."""
-    found = set()
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        # "pid (comm) state ppid ...": comm may hold spaces and parentheses
-        fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) > 1 and int(fields[1]) in pids:
-            found.add(int(entry.name))
-    return found
+    """The processes whose parent is in ``pids`` (:mod:`procs`)."""
+    result: set[int] = PROCS.children_of(pids)
+    return result
 
 
 def descendants() -> set[int]:
     """Every living descendant of this process (children, theirs, ...)."""
-    me = os.getpid()
-    seen: set[int] = set()
-    frontier = {me}
-    while frontier:
-        frontier = children_of(frontier) - seen - {me}
-        seen |= frontier
-    return seen
+    result: set[int] = PROCS.descendants()
+    return result
 
 
 def cgroup_pids(cgroup: str) -> set[int]:
@@ -165,21 +167,7 @@ def start(cmd: list[str], cgroup: str) -> int:
 
 def exit_like(status: int | None) -> None:
     """End this process as the command ended: the same exit code, or the same signal."""
-    if status is None:
-        os._exit(1)
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        import resource
-
-        with contextlib.suppress(OSError, ValueError):
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # the command dumped already
-        with contextlib.suppress(OSError, ValueError):  # SIGKILL/SIGSTOP have no handler
-            signal.signal(sig, signal.SIG_DFL)
-        with contextlib.suppress(OSError, ValueError):
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
-            os.kill(os.getpid(), sig)
-        os._exit(128 + sig)
-    os._exit(os.waitstatus_to_exitcode(status))
+    PROCS.exit_like(status)
 
 
 def main(argv: list[str]) -> None:

@@ -64,6 +64,23 @@ FORK_SAFE_THREADS = ("jemalloc_bg_thd",)
 #: The exit code of a client that did not get a run (the runner then runs cold).
 NO_RUN = 250
 _LENGTH = struct.Struct("!I")
+PROCS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "procs.py")
+
+
+def _load_procs() -> types.ModuleType:
+    """``child/procs.py`` (what a run's processes are, and how to exit like one), loaded
+    by path as ``_autofix_procs``: this file is executed by path too."""
+    if "_autofix_procs" in sys.modules:
+        return sys.modules["_autofix_procs"]
+    spec = importlib.util.spec_from_file_location("_autofix_procs", PROCS_PATH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+PROCS = _load_procs()
 
 
 # --- the wire: one length-prefixed JSON message with descriptors, then JSON lines ---------
@@ -373,20 +390,9 @@ def join_cgroup_of(pid: int) -> None:
 
 
 def children(pids: set[int]) -> set[int]:
-    """The processes whose parent is in ``pids`` (one scan of ``/proc``)."""
-    found = set()
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) > 1 and int(fields[1]) in pids:
-            found.add(int(entry.name))
-    return found
+    """The processes whose parent is in ``pids`` (:mod:`procs`)."""
+    result: set[int] = PROCS.children_of(pids)
+    return result
 
 
 def signal_tree(sig: int) -> set[int]:
@@ -494,20 +500,7 @@ def client(path: str, status: str, argv: list[str]) -> int:
 
 def exit_like(status: int) -> None:
     """End this process as the run ended: the same exit code, or the same signal."""
-    sys.stdout.flush()
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        import resource
-
-        with contextlib.suppress(OSError, ValueError):
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        with contextlib.suppress(OSError, ValueError):
-            signal.signal(sig, signal.SIG_DFL)
-        with contextlib.suppress(OSError, ValueError):
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
-            os.kill(os.getpid(), sig)
-        os._exit(128 + sig)
-    os._exit(os.waitstatus_to_exitcode(status))
+    PROCS.exit_like(status)
 
 
 def main(argv: list[str]) -> None:
