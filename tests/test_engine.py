@@ -460,7 +460,7 @@ def test_learning_at_an_update_ratio_far_above_fine_tuning_gets_the_lr_trial(
     assert result.status is Status.FIXED, result.reason
     assert "lr=5e-5" in replay.sources[1]
     assert trailers(repo, "fixes", "main") == ["lr-too-high"]
-    assert result.runs[0].evidence.startswith("the loss falls, but AdamW (learning rate 0.001)")
+    assert result.runs[0].evidence.startswith("no stall, but AdamW (learning rate 0.001)")
     assert "ratio of 7.1e-03 per step (fine-tuning rates" in result.runs[0].evidence
 
 

@@ -88,7 +88,7 @@ def fast_on_pretrained(run: RunResult) -> Diagnosis | None:
     optimizer = evidence.get("optimizer") or "the optimizer"
     moved = f"by a median update-to-weight ratio of {ratio:.1e} per step" \
         if isinstance(ratio, (int, float)) else "far faster than fine-tuning does"
-    line = (f"the loss falls, but {optimizer}{lr} moves the pretrained weight matrices "
+    line = (f"no stall, but {optimizer}{lr} moves the pretrained weight matrices "
             f"{moved} (fine-tuning rates: at most 4.3e-4)")
     return Diagnosis(
         category="lr-too-high",
