@@ -467,6 +467,7 @@ def test_learning_at_an_update_ratio_far_above_fine_tuning_gets_the_lr_trial(
 @pytest.mark.parametrize(("lr", "ratio"), [
     (5e-5, 3.6e-4),  # the grid's highest healthy rate
     (3e-4, 2.5e-3),  # over the stall threshold, under the trial's
+    (5e-4, 7.1e-3),  # fast weights (a small checkpoint's scale) at a rate under 1e-3
 ])
 def test_no_lr_trial_for_a_learning_run_at_fine_tuning_ratios(
         tmp_path: Path, lr: float, ratio: float) -> None:

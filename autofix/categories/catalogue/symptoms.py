@@ -69,10 +69,13 @@ def slow_at_high_lr(run: RunResult) -> Diagnosis | None:
 
 
 def fast_on_pretrained(run: RunResult) -> Diagnosis | None:
-    """``lr-too-high`` for a healthy classifier run that learned although an Adam-like
-    optimizer moved its pretrained weight matrices far faster than fine-tuning does (the
-    child's ``step_evidence`` summary: ``fast``, set at an update-to-weight ratio of
-    ``evidence.RATIO_TRIAL`` or more, and the ``ratio``), else ``None``.
+    """``lr-too-high`` for a healthy classifier run at a learning rate of
+    :data:`LR_TOO_HIGH` or more whose Adam-like optimizer moved the pretrained weight
+    matrices far faster than fine-tuning does (the child's ``step_evidence`` summary:
+    ``fast``, set at an update-to-weight ratio of ``evidence.RATIO_TRIAL`` or more, and the
+    ``ratio``), else ``None``. Both are needed: the ratio depends on the weights' scale (a
+    small checkpoint's weights move faster at the same rate), the rate alone on nothing
+    the run showed.
 
     Such a rate learns in some runs and stalls at chance in others of the same script
     (Keras ``"adam"``, 1e-3, MiniLM-L6: ``benchmarks/bench_keras_adam.py``, one session in
@@ -80,11 +83,12 @@ def fast_on_pretrained(run: RunResult) -> Diagnosis | None:
     run it was. A trial like :func:`slow_at_high_lr`: the lower rate is kept only if the
     next run's loss also gets clearly under chance."""
     evidence = run.probe.facts.get("step_evidence")
-    if not isinstance(evidence, dict) or evidence.get("fast") is not True:
+    rates = [s.lr for s in run.probe.steps if s.lr is not None]
+    if not isinstance(evidence, dict) or evidence.get("fast") is not True \
+            or not rates or max(rates) < LR_TOO_HIGH * (1 - 1e-6):  # float32 1e-3
         return None
     ratio = evidence.get("ratio")
-    rates = [s.lr for s in run.probe.steps if s.lr is not None]
-    lr = f" (learning rate {max(rates):g})" if rates else ""
+    lr = f" (learning rate {max(rates):g})"
     optimizer = evidence.get("optimizer") or "the optimizer"
     moved = f"by a median update-to-weight ratio of {ratio:.1e} per step" \
         if isinstance(ratio, (int, float)) else "far faster than fine-tuning does"
