@@ -75,11 +75,23 @@ class _ImportOrder(cst.CSTTransformer):
         else:  # an unsorted line keeps the new name where the old one stood
             return updated
         by_name = dict(zip(names, aliases, strict=True))
-        if order == names:
+        commas = _one_per_line([a.comma for a in aliases])  # layout belongs to the position
+        if order == names and commas == [a.comma for a in aliases]:
             return updated
-        commas = [a.comma for a in aliases]  # layout belongs to the position, not the name
         return updated.with_changes(names=[by_name[n].with_changes(comma=c)
                                            for n, c in zip(order, commas, strict=True)])
+
+
+def _one_per_line(commas: list[Any]) -> list[Any]:
+    """The commas of a ``from`` import's names, with one name per line kept: when all but
+    one comma between names break the line (the name an import visitor added got ", "),
+    that one breaks it too."""
+    between = commas[:-1]
+    breaking = [c for c in between if isinstance(c, cst.Comma)
+                and isinstance(c.whitespace_after, cst.ParenthesizedWhitespace)]
+    if len(between) < 2 or not breaking or len(breaking) < len(between) - 1:
+        return commas
+    return [breaking[0]] * len(between) + commas[-1:]
 
 
 def _from_imports(module: cst.Module) -> dict[str, list[str]]:
