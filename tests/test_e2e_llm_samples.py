@@ -35,6 +35,10 @@ CASES = {
     "clm_loop-padding-collator": (
         lambda: (LLM / "faults" / "padding-collator-no-labels.py").read_text(encoding="utf-8"),
         ["causal-lm-without-labels"]),
+    "clm_loop-prompt-masked-labels": (
+        lambda: (LLM / "faults" / "prompt-masked-labels-lm-collator.py").read_text(
+            encoding="utf-8"),
+        ["token-labels-not-padded"]),
     "dpo-beta-to-trainer": (
         lambda: (LLM / "faults" / "dpo-beta-to-trainer.py").read_text(encoding="utf-8"),
         ["api-drift", "api-drift"]),
@@ -66,5 +70,8 @@ def test_the_faulty_sample_is_fixed_and_its_branch_trains(
         assert "processing_class=tokenizer" in fixed and "tokenizer=tokenizer" not in fixed
         config_call = fixed[fixed.index("DPOConfig("):fixed.index("DPOTrainer(")]
         assert "beta=0.1" in config_call
+    elif case == "clm_loop-prompt-masked-labels":  # the prompt's -100 labels kept, padded
+        assert "collator = DataCollatorForSeq2Seq(tokenizer)" in fixed
+        assert "collator = DataCollatorForLanguageModeling(" not in fixed
     else:
         assert "DataCollatorForLanguageModeling(" in fixed and "mlm=False" in fixed

@@ -18,8 +18,10 @@ REPORTED: tuple[Category, ...] = (
         patterns=(r"features \(`labels` in this case\) have excessive nesting",),
         overrides=("ragged-batch",),
         examples=("v5.txt",),
-        hint="token classification needs DataCollatorForTokenClassification(tokenizer), "
-             "which pads the labels with -100",
+        hint="per-token labels need a collator that pads them with -100: "
+             "DataCollatorForTokenClassification(tokenizer) for token classification, "
+             "DataCollatorForSeq2Seq(tokenizer) for a causal or seq2seq language model "
+             "whose rows bring their own labels",
     ),
     Category(
         id="no-pad-token",
