@@ -53,6 +53,25 @@ def tokenizer_arg(call: cst.Call) -> cst.BaseExpression | None:
     return first.value if first is not None else None
 
 
+def fed_collators(recipe: PlannedEdits, pattern: str) -> list[cst.Call]:
+    """The calls matching ``pattern`` (a collator class) that reach a ``Trainer``'s
+    ``data_collator=`` or a ``DataLoader``'s ``collate_fn=``, directly or through the name
+    they are assigned to; each once, in source order of their use."""
+    found: list[cst.Call] = []
+    for call in recipe.program.calls:
+        if recipe.is_qualified(call.func, patterns.TRAINER):
+            arg = keyword(call, "data_collator")
+        elif recipe.is_qualified(call.func, patterns.DATALOADER):
+            arg = keyword(call, "collate_fn")
+        else:
+            continue
+        for value in recipe.program.values(arg.value) if arg is not None else ():
+            if isinstance(value, cst.Call) and value not in found \
+                    and recipe.is_qualified(value.func, pattern):
+                found.append(value)
+    return found
+
+
 class CausalLmCollator(PlannedEdits):
     id = "lm-collator"
     category = "causal-lm-without-labels"
@@ -114,31 +133,18 @@ class CausalLmCollator(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
-        done: set[cst.Call] = set()
         for call in self.program.calls:
-            if self.is_qualified(call.func, patterns.TRAINER):
-                slot = "data_collator"
-            elif self.is_qualified(call.func, patterns.DATALOADER):
-                slot = "collate_fn"
-            else:
+            if self.is_qualified(call.func, patterns.TRAINER) \
+                    and keyword(call, "data_collator") is None:
+                self._default_collator(call)
+        for value in fed_collators(self, patterns.WITH_PADDING_COLLATOR):
+            tokenizer = tokenizer_arg(value)
+            if tokenizer is None:
+                self.reason = f"{code(value)} names no tokenizer"
                 continue
-            arg = keyword(call, slot)
-            if arg is None:
-                if slot == "data_collator":
-                    self._default_collator(call)
-                continue
-            for value in self.program.values(arg.value):
-                if not isinstance(value, cst.Call) or value in done or \
-                        not self.is_qualified(value.func, patterns.WITH_PADDING_COLLATOR):
-                    continue
-                tokenizer = tokenizer_arg(value)
-                if tokenizer is None:
-                    self.reason = f"{code(value)} names no tokenizer"
-                    continue
-                done.add(value)
-                new = lm_collator(value, tokenizer, value.func)
-                self._imports(value.func)
-                self.plan_edit(value, replace_with(new), code(new))
+            new = lm_collator(value, tokenizer, value.func)
+            self._imports(value.func)
+            self.plan_edit(value, replace_with(new), code(new))
 
     def _default_collator(self, call: cst.Call) -> None:
         """A Trainer with a tokenizer and no collator pads with DataCollatorWithPadding."""

@@ -22,10 +22,10 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.toolkit import Example, code, keyword, patterns
+from autofix.toolkit import Example, code
 from autofix.toolkit.scope import PlannedEdits, replace_with
 
-from .lm_collator import KEPT, tokenizer_arg
+from .lm_collator import KEPT, fed_collators, tokenizer_arg
 
 NEW = "DataCollatorForSeq2Seq"
 #: The collators that pad the inputs only (or remake the labels from them).
@@ -109,26 +109,13 @@ class LmLabelsCollator(PlannedEdits):
         if not any(self.is_qualified(c.func, _LM_MODEL) for c in self.program.calls):
             self.reason = "the script builds no causal or seq2seq language model"
             return
-        done: set[cst.Call] = set()
-        for call in self.program.calls:
-            if self.is_qualified(call.func, patterns.TRAINER):
-                slot = "data_collator"
-            elif self.is_qualified(call.func, patterns.DATALOADER):
-                slot = "collate_fn"
-            else:
+        for value in fed_collators(self, _INPUT_COLLATOR):
+            tokenizer = tokenizer_arg(value)
+            if tokenizer is None:
+                self.reason = f"{code(value)} names no tokenizer"
                 continue
-            arg = keyword(call, slot)
-            for value in self.program.values(arg.value) if arg is not None else ():
-                if not isinstance(value, cst.Call) or value in done \
-                        or not self.is_qualified(value.func, _INPUT_COLLATOR):
-                    continue
-                tokenizer = tokenizer_arg(value)
-                if tokenizer is None:
-                    self.reason = f"{code(value)} names no tokenizer"
-                    continue
-                done.add(value)
-                new = self._collator(value, tokenizer)
-                self.plan_edit(value, replace_with(new), code(new))
+            new = self._collator(value, tokenizer)
+            self.plan_edit(value, replace_with(new), code(new))
 
     def _collator(self, call: cst.Call, tokenizer: cst.BaseExpression) -> cst.Call:
         """``DataCollatorForSeq2Seq(<tokenizer>, ...)`` named like ``call``'s function,

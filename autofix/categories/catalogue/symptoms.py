@@ -55,12 +55,18 @@ def slow_at_high_lr(run: RunResult) -> Diagnosis | None:
     if slow is None or not _lr_too_high(run.probe):
         return None
     rates = [s.lr for s in run.probe.steps if s.lr is not None]
+    return _trial(f"not clearly learning at a learning rate of {max(rates):g}: "
+                  f"{slow.evidence}", (slow.evidence, f"learning rate: {max(rates):g}"))
+
+
+def _trial(evidence: str, details: tuple[str, ...]) -> Diagnosis:
+    """The ``lr-too-high`` trial diagnosis: ``evidence``, then ``details`` and what the
+    trial owes."""
     return Diagnosis(
         category="lr-too-high",
-        evidence=f"not clearly learning at a learning rate of {max(rates):g}: {slow.evidence}",
-        details=(slow.evidence, f"learning rate: {max(rates):g}",
-                 "a trial: the lower learning rate is kept only if the next run's loss gets "
-                 "clearly under chance"),
+        evidence=evidence,
+        details=(*details, "a trial: the lower learning rate is kept only if the next run's "
+                           "loss gets clearly under chance"),
         via=SLOW_TRIAL,
         causes=("lr-too-high",),
         hint="a learning rate of 1e-3 or more is far above what fine-tuning a pretrained "
@@ -94,18 +100,8 @@ def fast_on_pretrained(run: RunResult) -> Diagnosis | None:
         if isinstance(ratio, (int, float)) else "far faster than fine-tuning does"
     line = (f"no stall, but {optimizer}{lr} moves the pretrained weight matrices "
             f"{moved} (fine-tuning rates: at most 4.3e-4)")
-    return Diagnosis(
-        category="lr-too-high",
-        evidence=line,
-        details=(line, "at such a rate the same script stalls at chance in some runs and "
-                       "learns in others",
-                 "a trial: the lower learning rate is kept only if the next run's loss gets "
-                 "clearly under chance"),
-        via=SLOW_TRIAL,
-        causes=("lr-too-high",),
-        hint="a learning rate of 1e-3 or more is far above what fine-tuning a pretrained "
-             "transformer uses (the course: 2e-5 to 5e-5)",
-    )
+    return _trial(line, (line, "at such a rate the same script stalls at chance in some "
+                               "runs and learns in others"))
 
 
 def lr_trial(run: RunResult) -> Diagnosis | None:
