@@ -86,10 +86,11 @@ FROZEN_FRACTION = 0.05
 RATIO_HIGH = 2e-3
 #: The ratio at or above which a classifier run that learns anyway is still reported as
 #: moving a pretrained model too fast (the summary's ``fast``: the parent's ``lr-too-high``
-#: trial): twice :data:`RATIO_HIGH`, a learning rate of about 6e-4 on MiniLM-L6; 9x the
-#: healthy ceiling (4.3e-4) and 1.7x under the lowest ratio measured at 1e-3 (6.7e-3,
-#: Trainer; hand loop and Keras ``"adam"`` 7.3e-3 to 8.4e-3). At such a rate the same script
-#: learns in some runs and stalls at chance in others (``benchmarks/bench_keras_adam.py``).
+#: trial, which also needs a learning rate of 1e-3 or more): twice :data:`RATIO_HIGH`, a
+#: learning rate of about 6e-4 on MiniLM-L6; 9x the healthy ceiling (4.3e-4) and 1.6x under
+#: the lowest ratio measured at 1e-3 (6.5e-3, Keras ``"adam"``; Trainer 6.7e-3, hand loop
+#: 7.3e-3, Keras up to 8.4e-3). At such a rate the same script learns in some runs and
+#: stalls at chance in others (``benchmarks/bench_keras_adam.py``).
 RATIO_TRIAL = 2 * RATIO_HIGH
 
 #: The causes a verdict names (``StepVerdict.cause``).
