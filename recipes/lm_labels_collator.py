@@ -20,7 +20,7 @@ model (token classification is ``token-classification-collator``'s).
 from __future__ import annotations
 
 import libcst as cst
-from libcst.codemod.visitors import AddImportsVisitor
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from autofix.toolkit import Example, code
 from autofix.toolkit.scope import PlannedEdits, replace_with
@@ -57,8 +57,7 @@ class LmLabelsCollator(PlannedEdits):
             before=(_HEAD + "collator = DataCollatorForLanguageModeling(tokenizer, mlm=False)\n"
                     "loader = DataLoader(rows, batch_size=8, collate_fn=collator)\n"),
             after=("from torch.utils.data import DataLoader\n"
-                   "from transformers import AutoModelForCausalLM, "
-                   "DataCollatorForLanguageModeling, DataCollatorForSeq2Seq\n"
+                   "from transformers import AutoModelForCausalLM, DataCollatorForSeq2Seq\n"
                    "model = AutoModelForCausalLM.from_pretrained(path)\n"
                    "collator = DataCollatorForSeq2Seq(tokenizer)\n"
                    "loader = DataLoader(rows, batch_size=8, collate_fn=collator)\n"),
@@ -77,7 +76,6 @@ class LmLabelsCollator(PlannedEdits):
                    "from transformers import (\n"
                    "    AutoModelForCausalLM,\n"
                    "    AutoTokenizer,\n"
-                   "    DataCollatorForLanguageModeling,\n"
                    "    DataCollatorForSeq2Seq,\n"
                    "    get_scheduler,\n"
                    ")\n"
@@ -91,7 +89,7 @@ class LmLabelsCollator(PlannedEdits):
                     "trainer = Trainer(model=model, train_dataset=rows, data_collator="
                     "DataCollatorWithPadding(tok, pad_to_multiple_of=8))\n"),
             after=("from transformers import AutoModelForCausalLM, DataCollatorForSeq2Seq, "
-                   "DataCollatorWithPadding, Trainer\n"
+                   "Trainer\n"
                    "model = AutoModelForCausalLM.from_pretrained(path)\n"
                    "trainer = Trainer(model=model, train_dataset=rows, data_collator="
                    "DataCollatorForSeq2Seq(tok, pad_to_multiple_of=8))\n"),
@@ -126,6 +124,9 @@ class LmLabelsCollator(PlannedEdits):
         else:
             new_func = cst.Name(NEW)
             AddImportsVisitor.add_needed_import(self.context, "transformers", NEW)
+            for old in self.qualified(func):  # the replaced collator's import, once unused
+                RemoveImportsVisitor.remove_unused_import(self.context, "transformers",
+                                                          old.rsplit(".", 1)[-1])
         kept = [code(a).rstrip(", ") for a in call.args
                 if a.keyword is not None and a.keyword.value in KEPT]
         text = ", ".join([code(tokenizer), *kept])

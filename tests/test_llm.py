@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from autofix.categories import EXAMPLES_DIR
+from autofix.categories.tracebacks import parse_traceback
 from autofix.loop.diagnosis import classify, diagnose_symptom
 from autofix.run.child import facts as child_facts
 from autofix.run.child import preflight_lm
@@ -151,6 +153,19 @@ def test_causal_lm_given_a_padding_collator() -> None:
     assert classify(_exc(message), causal).id == "causal-lm-without-labels"
     encoder = ProbeReport(trainers=[TrainerFacts("Trainer", "BertModel", 2)])
     assert classify(_exc(message), encoder).id != "causal-lm-without-labels"
+
+
+def test_ragged_labels_of_a_causal_lm_are_not_missing_labels() -> None:
+    """A causal LM's rows with their own labels (a prompt masked with -100) under
+    Trainer(data_collator=DataCollatorWithPadding(...)), the real traceback: the collator's
+    error names the labels it could not pad, so the fault is their padding, not their
+    absence (lm-collator would overwrite them with a copy of input_ids)."""
+    text = (EXAMPLES_DIR / "token-labels-not-padded" / "v5-causal-lm.txt").read_text()
+    exc = parse_traceback(text)
+    assert exc is not None
+    causal = ProbeReport(trainers=[TrainerFacts("Trainer", "LlamaForCausalLM", 2)],
+                         facts={"lm": {"collator": "DataCollatorWithPadding"}})
+    assert classify(exc, causal).id == "token-labels-not-padded"
 
 
 def test_labels_masked_from_the_first_step_are_the_labels_fault() -> None:

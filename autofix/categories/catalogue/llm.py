@@ -199,9 +199,20 @@ def _no_labels_check(failure: Failure) -> bool | None:
             _padding_collator(failure) and "did not return a loss" in failure.exc.message
     batch = failure.value("batch", "inputs", user=True)
     keys = batch.get("keys") if batch else lm_facts(failure.probe).get("batch_keys")
-    if isinstance(keys, list) and "labels" in keys:
+    if isinstance(keys, list) and "labels" in keys or _rows_bring_labels(failure):
         return False
     return _padding_collator(failure) or isinstance(keys, list) and "input_ids" in keys
+
+
+def _rows_bring_labels(failure: Failure) -> bool:
+    """The rows being batched have a ``labels`` feature: the collator's own error names it
+    (``features (`labels` in this case) have excessive nesting``: the labels are there, of
+    different lengths), or a training dataset the probe saw has a ``labels`` column. Such
+    a batch lacks no labels: its collator does not pad them (``token-labels-not-padded``)."""
+    if "(`labels` in this case)" in failure.exc.message:
+        return True
+    return any("labels" in d.columns for t in failure.probe.trainers for d in t.datasets
+               if d.role == "train")
 
 
 def _no_labels_advice(probe: ProbeReport) -> str:

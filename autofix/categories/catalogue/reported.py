@@ -17,7 +17,7 @@ REPORTED: tuple[Category, ...] = (
         title="per-token labels with a collator that pads the inputs but not the labels",
         patterns=(r"features \(`labels` in this case\) have excessive nesting",),
         overrides=("ragged-batch",),
-        examples=("v5.txt",),
+        examples=("v5.txt", "v5-causal-lm.txt"),
         hint="per-token labels need a collator that pads them with -100: "
              "DataCollatorForTokenClassification(tokenizer) for token classification, "
              "DataCollatorForSeq2Seq(tokenizer) for a causal or seq2seq language model "
