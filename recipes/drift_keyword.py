@@ -293,7 +293,9 @@ class DriftKeyword(TrainerDrift):
             if keyword(target, name) is not None:
                 raise NotApplicable(f"the {code(target.func)}(...) at line "
                                     f"{self.program.line(target)} already sets {name}=, which "
-                                    f"disagrees with the trainer's {kw}={code(value)}")
+                                    f"disagrees with the trainer's {kw}={code(value)}: keep "
+                                    f"the value you want as {name}= there and drop {kw}= "
+                                    f"from {code(call.func)}(...)")
             if not self.resolvable_at(value, target):
                 raise NotApplicable(f"{code(value)} is not defined where the "
                                     f"{code(target.func)}(...) at line "

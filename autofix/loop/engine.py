@@ -206,6 +206,9 @@ class _Session:
         self.drift_found = threading.Event()
         #: What the API check found that has no edit (a stale override), reported at the end.
         self.api_findings: list[Finding] = []
+        #: Why the recipes declined each API-check finding (its message -> the reason):
+        #: said again when the run then raises that error, whose traceback alone tells less.
+        self.api_declined: dict[str, str] = {}
 
     @property
     def program(self) -> Program:
@@ -359,10 +362,19 @@ class _Session:
             if isinstance(decision, list):
                 fixes += decision
                 applied.append(diag)
+            else:
+                self.api_declined[diag.evidence] = decision.reason
         if not fixes:
             return None
         return FixGroup(applied[0], nothing, 0, fixes, before, self.sources(),
                         {f.recipe for f in fixes}, extra=applied[1:])
+
+    def declined_before(self, diag: Diagnosis, reason: str) -> str:
+        """``reason``, or for an error the API check found before the first run and whose
+        recipes declined then (with its facts: which class takes the keyword, what the
+        configuration already sets), that decline's reason."""
+        return next((why for message, why in self.api_declined.items()
+                     if message and message in diag.evidence), reason)
 
     def findings(self, run: RunResult, first: Diagnosis) -> list[Diagnosis]:
         """The preflight findings of ``run`` (issue 10) other than ``first``, one per
@@ -452,7 +464,8 @@ class _Session:
                 return self.end_healthy(run)
             if not isinstance(decision, list):
                 self.finished(rec, diag)
-                return self.finish(Status.GAVE_UP, decision.reason, diag)
+                return self.finish(Status.GAVE_UP, self.declined_before(diag, decision.reason),
+                                   diag)
             extra: list[Diagnosis] = []
             for finding in self.findings(run, diag):  # preflight: every fault it saw
                 more = self.apply(run, finding)
