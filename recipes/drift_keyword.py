@@ -58,6 +58,7 @@ SFT_HEAD = ("from transformers import TrainingArguments\n"
 
 class DriftKeyword(TrainerDrift):
     id = "drift-keyword"
+    subject_from_change = True
     category = "api-drift"
     title = "pass each keyword under the name and to the class the installed library takes"
     requires_imports = ("transformers", "trl", "peft", "datasets")

@@ -187,3 +187,23 @@ def test_undo_on_a_branch_autofix_did_not_make_says_so(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "error: main is not an autofix branch" in done.stderr
     assert "checked out" not in done.stderr
+
+
+def test_a_drift_commit_subject_says_its_change() -> None:
+    """The drift-keyword fixes of one session each name their keyword in the subject (the
+    recipe's title is the same for all of them); a long clause falls back to the title."""
+    from autofix.loop.messages import SUBJECT_WIDTH, subject
+    from autofix.toolkit.discovery import all_recipes
+    from autofix.types import Applied
+
+    drift = next(r for r in all_recipes() if r.id == "drift-keyword")
+    moved = Applied("", "packing=False moved from the trainer into SFTConfig(packing=...); "
+                        "dropped packing= from SFTTrainer(...)")
+    assert subject(drift, moved) == "packing=False moved from the trainer into " \
+                                    "SFTConfig(packing=...)"
+    renamed = Applied("", "evaluation_strategy= -> eval_strategy= (the installed "
+                          "TrainingArguments takes eval_strategy=)")
+    assert subject(drift, renamed) == "evaluation_strategy= -> eval_strategy="
+    assert subject(drift, Applied("", "x" * (SUBJECT_WIDTH + 1))) == drift.title
+    other = next(r for r in all_recipes() if r.id == "lm-collator")
+    assert subject(other, moved) == other.title  # the title, unless a recipe asks

@@ -10,6 +10,21 @@ from autofix.toolkit.recipe import Recipe
 from autofix.types import Applied, Diagnosis
 from autofix.vcs.trailers import Trailers
 
+#: The longest change clause a subject line takes (after "autofix: ").
+SUBJECT_WIDTH = 64
+
+
+def subject(recipe: type[Recipe], outcome: Applied) -> str:
+    """The commit subject after "autofix: ": the recipe's title, or for a recipe that
+    asks for it (``subject_from_change``) the first clause of the change's summary when it
+    is at most :data:`SUBJECT_WIDTH` characters."""
+    clause = outcome.summary.split("; ", 1)[0].strip()
+    if len(clause) > SUBJECT_WIDTH and clause.endswith(")") and " (" in clause:
+        clause = clause[:clause.rindex(" (")]  # the change without its explanation
+    if recipe.subject_from_change and clause and len(clause) <= SUBJECT_WIDTH:
+        return clause
+    return recipe.title
+
 
 def commit_message(recipe: type[Recipe], outcome: Applied, diag: Diagnosis, run_n: int,
                    rel: str, place: str = "", rank: str = "") -> str:
@@ -26,8 +41,8 @@ def commit_message(recipe: type[Recipe], outcome: Applied, diag: Diagnosis, run_
     if diag.via == "api-preflight":
         happened = "Before the first run, the installed library would raise"
     elif diag.via == SLOW_TRIAL:
-        happened = f"Run {run_n} trained without a fault but was not clearly learning (this " \
-                   "fix is a trial, kept only if the next run proves it)"
+        happened = f"Run {run_n} trained without a fault, but (this fix is a trial, kept " \
+                   "only if the next run proves it)"
         symptom = SLOW_TRIAL
     elif diag.via == GROWING_TRIAL:
         happened = f"Run {run_n} trained without a fault while its loss grew (this fix is a " \
@@ -37,7 +52,7 @@ def commit_message(recipe: type[Recipe], outcome: Applied, diag: Diagnosis, run_
         happened += " (this fix is kept only if the next run's loss is finite and falling)"
     elif diag.via == PREFLIGHT_FAULT:
         happened = f"Run {run_n}, before its first training step, found"
-    lines = [f"autofix: {recipe.title}", "", f"{happened}:", f"    {diag.evidence}"]
+    lines = [f"autofix: {subject(recipe, outcome)}", "", f"{happened}:", f"    {diag.evidence}"]
     if not symptom and diag.via != PREFLIGHT_FAULT:
         lines.append(f"at {where}" + (f": {diag.line_text.strip()}" if diag.line_text else ""))
     if diag.via and is_category(diag.via) and get_category(diag.via).rerun_env:

@@ -160,6 +160,10 @@ class Recipe(VisitorBasedCodemodCommand):
     category: ClassVar[str] = ""
     title: ClassVar[str] = ""
     examples: ClassVar[tuple[Example, ...]] = ()
+    #: The commit's subject says the change itself (the summary's first clause, when it
+    #: fits a subject line) instead of :attr:`title`: for a recipe whose fixes of one
+    #: session would otherwise all read the same ("pass each keyword under the name ...").
+    subject_from_change: ClassVar[bool] = False
     #: Why the recipe does not apply when it found nothing to change (``self.reason``,
     #: set while visiting, says it more precisely).
     nothing_to_do: ClassVar[str] = "nothing to change"
