@@ -234,7 +234,7 @@ def print_summary(console: Console, result: SessionResult, repo_dir: str = "",
         if finite:
             console.print(f"  run {run.n} loss [cyan]{sparkline(losses)}[/cyan] "
                           f"{finite[0]:.3f} → {finite[-1]:.3f} "
-                          f"({plural(len(run.steps), 'step')})")
+                          f"(first → last of {plural(len(run.steps), 'step')})")
     verifying = verifying_run(result)
     if verifying is not None:
         at = f", step {verifying.eval_step}" if verifying.eval_step else ""
