@@ -149,7 +149,7 @@ class ConsoleObserver:
 _TQDM = re.compile(r"\b(\d+)/(\d+) \[")
 
 
-def clipped(text: str, width: int = 100) -> str:
+def clipped(text: str, width: int = 120) -> str:
     """``text`` cut at a word to at most ``width`` characters, ending in "…" when cut (the
     run line; the whole message is in the summary and the report)."""
     return textwrap.shorten(text, width, placeholder=" …", break_on_hyphens=False,
