@@ -78,12 +78,6 @@ def make_subreaper() -> bool:
         return False
 
 
-def children_of(pids: set[int]) -> set[int]:
-    """The processes whose parent is in ``pids`` (:mod:`procs`)."""
-    result: set[int] = PROCS.children_of(pids)
-    return result
-
-
 def descendants() -> set[int]:
     """Every living descendant of this process (children, theirs, ...)."""
     result: set[int] = PROCS.descendants()

@@ -389,20 +389,9 @@ def join_cgroup_of(pid: int) -> None:
 # --- processes of a run (the zygote's descendants) ---------------------------------------
 
 
-def children(pids: set[int]) -> set[int]:
-    """The processes whose parent is in ``pids`` (:mod:`procs`)."""
-    result: set[int] = PROCS.children_of(pids)
-    return result
-
-
 def signal_tree(sig: int) -> set[int]:
     """Send ``sig`` to every descendant of this process (the run and all it started)."""
-    me = os.getpid()
-    seen: set[int] = set()
-    frontier = {me}
-    while frontier:
-        frontier = children(frontier) - seen - {me}
-        seen |= frontier
+    seen: set[int] = PROCS.descendants()
     for pid in seen:
         with contextlib.suppress(OSError):
             os.kill(pid, sig)
