@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from autofix.run.runner import RunSpec, run_script
-from autofix.run.warm import WarmInterpreter
+from autofix.run.warm import ZYGOTE, WarmInterpreter
 from autofix.settings import Settings
 from autofix.types import RunOutcome
 
@@ -60,6 +61,41 @@ print("cold ran it")
 """
 
 
+#: numpy's threaded matrix product (OpenBLAS), and the thread count it runs with.
+BLAS = """\
+import os
+import numpy as np
+a = np.arange(250000, dtype=np.float64).reshape(500, 500) / 250000
+print("blas", os.environ["OMP_NUM_THREADS"], round(float((a @ a).sum()), 6))
+"""
+
+#: Prints what the zygote's thread check says before and after a native thread starts.
+ZYGOTE_THREAD = """\
+import ctypes, importlib.util, time
+spec = importlib.util.spec_from_file_location("zygote", {zygote!r})
+zygote = importlib.util.module_from_spec(spec); spec.loader.exec_module(zygote)
+import numpy
+print("before", repr(zygote.Zygote.unsafe_threads()))
+libc = ctypes.CDLL(None)
+SLEEP = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(lambda _: libc.sleep(30))
+handle = ctypes.c_ulong()
+libc.pthread_create(ctypes.byref(handle), None, SLEEP, None)
+time.sleep(0.5)
+print("after", repr(zygote.Zygote.unsafe_threads()))
+"""
+
+#: Prints whether ``Trainer.__init__`` shows its real parameters or the probe's
+#: ``(*args, **kwargs)``, whether it takes ``**kwargs``, and its standard input.
+SIGNATURE = """\
+import inspect, sys
+import transformers
+params = inspect.signature(transformers.Trainer.__init__, follow_wrapped=False).parameters
+print("processing_class" if "processing_class" in params else "varargs",
+      any(p.kind is p.VAR_KEYWORD for p in params.values()),
+      sys.stdin.read() if not sys.stdin.isatty() else "")
+"""
+
+
 def alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as fh:
@@ -71,7 +107,8 @@ def alive(pid: int) -> bool:
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("zygote")
-    for name, text in (("loop.py", LOOP), ("hang.py", HANG), ("kill_parent.py", KILL_PARENT)):
+    for name, text in (("loop.py", LOOP), ("hang.py", HANG), ("kill_parent.py", KILL_PARENT),
+                       ("blas.py", BLAS)):
         (path / name).write_text(text)
     return path
 
@@ -80,8 +117,6 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def settings(folder: Path) -> Settings:
     offline = {k: "1" for k in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE",
                                 "TRANSFORMERS_OFFLINE")}  # as the tests' own fixture sets
-    # without it ``import torch`` starts an OpenMP thread and the zygote refuses to fork
-    # (test_threads_left_by_the_imports_keep_runs_cold checks that side)
     return Settings(python=sys.executable, cwd=folder, env={"MYVAR": "7", "CODE": "3",
                                                            "OMP_NUM_THREADS": "1",
                                                            **offline},
@@ -168,16 +203,43 @@ def _parent(pid: int) -> int:
         return -1
 
 
-def test_threads_left_by_the_imports_keep_runs_cold(folder: Path) -> None:
-    """``import torch`` with OpenMP free to use every core leaves a native thread: forking
-    then is not safe, so the zygote does not start and says why (runs stay cold)."""
+def test_numpys_blas_pool_does_not_keep_runs_cold(folder: Path) -> None:
+    """``import numpy`` with OpenBLAS free to use 2 cores leaves its worker thread (named
+    "python"): OpenBLAS stops it before a fork, so the zygote serves, and the fork's
+    threaded matrix products give what a cold run gives."""
     settings = Settings(python=sys.executable, cwd=folder, env={"OMP_NUM_THREADS": "2"},
-                        timeout=60)
+                        timeout=120)
     interpreter = WarmInterpreter(settings)
     interpreter.start()
     try:
-        outcome = run(folder, settings, "loop.py", interpreter)
-        assert "native threads started by the imports" in interpreter.reason
-        assert interpreter.forks == 0 and outcome[4] == 0
+        cold = run(folder, settings, "blas.py", None)
+        forked = run(folder, settings, "blas.py", interpreter)
+        assert not interpreter.reason and interpreter.forks == 1
+        assert forked[:3] == cold[:3] and "blas 2 " in str(cold[2]), cold
     finally:
         interpreter.close()
+
+
+def test_a_thread_that_is_not_blas_keeps_runs_cold() -> None:
+    """A native thread the imports left beside OpenBLAS's pool: forking is not safe, the
+    zygote says why."""
+    code = ZYGOTE_THREAD.format(zygote=str(ZYGOTE))
+    for omp in ("1", "2"):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              env={**os.environ, "OMP_NUM_THREADS": omp}, timeout=120)
+        before, after = done.stdout.splitlines()[-2:]
+        assert before == "before ''", done.stdout + done.stderr
+        assert after.startswith("after 'native threads started by the imports: python"), after
+
+
+def test_a_tool_sees_the_libraries_unpatched(folder: Path, warm: WarmInterpreter) -> None:
+    """A tool forked from the zygote (the API check) sees ``Trainer.__init__``'s real
+    signature and reads its standard input; a run forked from it next still has the
+    probe's patch."""
+    script = folder / "signature.py"
+    script.write_text(SIGNATURE)
+    done = warm.tool(script, "request", 60)
+    assert done is not None and done.returncode == 0, done
+    assert done.stdout.split() == ["processing_class", "False", "request"]
+    patched = run(folder, warm.settings, "signature.py", warm)
+    assert "varargs True" in str(patched[2]), patched

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -307,14 +307,25 @@ class ApiFinding:
     facts: tuple[tuple[str, str], ...] = ()
 
 
-def check_api(python: str, uses: ApiUses) -> list[ApiFinding]:
-    """Run the check in interpreter ``python``; empty when nothing is wrong or the check
-    could not run (a preflight never blocks the real run: that run shows the error)."""
+#: Runs a standard-library script of autofix's with a request on its standard input in
+#: the session's warm interpreter: ``tool(script, input, timeout)``, ``None`` when it could
+#: not (:meth:`autofix.run.warm.WarmInterpreter.tool`).
+Tool = Callable[[Path, str, float], "subprocess.CompletedProcess[str] | None"]
+
+
+def check_api(python: str, uses: ApiUses, tool: Tool | None = None) -> list[ApiFinding]:
+    """Run the check in interpreter ``python`` (through ``tool``, a fork of the session's
+    warm interpreter, when given and it can; else a fresh ``python``); empty when nothing
+    is wrong or the check could not run (a preflight never blocks the real run: that run
+    shows the error)."""
     if uses.empty():
         return []
     request = json.dumps(uses.request())
     try:
-        done = contained_run([python, str(API_CHECK)], input=request, timeout=CHECK_TIMEOUT)
+        done = tool(API_CHECK, request, CHECK_TIMEOUT) if tool is not None else None
+        if done is None:
+            done = contained_run([python, str(API_CHECK)], input=request,
+                                 timeout=CHECK_TIMEOUT)
         answer = json.loads(done.stdout) if done.returncode == 0 else {}
     except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError):
         return []
@@ -331,14 +342,15 @@ def check_api(python: str, uses: ApiUses) -> list[ApiFinding]:
 
 def api_diagnoses(source: str, python: str, versions: dict[str, str],
                   modules: Mapping[str, str] | None = None,
-                  folder: Path | None = None) -> list[Diagnosis]:
+                  folder: Path | None = None, tool: Tool | None = None) -> list[Diagnosis]:
     """Diagnoses for the drift findings of ``source`` and of the user's ``modules`` (path
     -> source, beside the script in ``folder``) in interpreter ``python``.
 
     Only findings that classify into a drift category (:data:`DRIFT_CATEGORIES`, with the
     same patterns as a real traceback) are returned, each with the file to change
     (``file``: "" for the script, else the module's path), the line and the facts the
-    check measured; ``versions`` names the installed libraries for the evidence. A source
+    check measured; ``versions`` names the installed libraries for the evidence; ``tool``
+    runs the check in the session's warm interpreter (:func:`check_api`). A source
     that does not parse gives none (the run reports it as ``syntax-error``).
     """
     try:
@@ -347,7 +359,7 @@ def api_diagnoses(source: str, python: str, versions: dict[str, str],
         return []
     texts = {"": source, **(modules or {})}
     found: list[Diagnosis] = []
-    for finding in check_api(python, uses):
+    for finding in check_api(python, uses, tool):
         headline = f"{finding.type}: {finding.message}"
         # a category that needs the facts at a failure (or has no message to go by) cannot
         # be shown before a run: there are no frames yet

@@ -209,6 +209,8 @@ class _Session:
         #: Why the recipes declined each API-check finding (its message -> the reason):
         #: said again when the run then raises that error, whose traceback alone tells less.
         self.api_declined: dict[str, str] = {}
+        #: The API check answered before run 1 (a fork of the warm interpreter).
+        self.api_first = False
 
     @property
     def program(self) -> Program:
@@ -317,9 +319,14 @@ class _Session:
         the target interpreter) in a thread, alongside run 1: most scripts have no drift,
         and then run 1 has not waited for it. Returns the list the thread appends its
         diagnoses to (``None``: no check, with ``--one-at-a-time`` or ``--resume``); on
-        drift the thread sets :attr:`drift_found`, which stops run 1."""
+        drift the thread sets :attr:`drift_found`, which stops run 1. With a warm
+        interpreter the check is a fork of it (the libraries already imported: a second or
+        two) and answers before run 1 starts (:attr:`api_first`), so drift never restarts
+        run 1."""
         if self.o.one_at_a_time or self.o.resume:
             return None
+        tool = self.warm.tool if self.warm is not None and self.warm.serves() else None
+        extra = {"tool": tool} if tool is not None else {}
         source = self.program.source
         root = Path(self.branch.root)
         modules = {str(root / rel): self.branch.read(rel) for rel in self.modules(_NOTHING)}
@@ -328,7 +335,7 @@ class _Session:
         def check() -> None:
             try:
                 found = self.api_check(source, self.o.python, self.versions,
-                                       modules=modules, folder=self.script.parent)
+                                       modules=modules, folder=self.script.parent, **extra)
             except Exception:  # noqa: BLE001 - a check that cannot run blocks nothing
                 found = []
             box.append(found)
@@ -338,6 +345,9 @@ class _Session:
         thread = threading.Thread(target=check, name="autofix-api-check", daemon=True)
         thread.start()
         self.api_thread = thread
+        if tool is not None:
+            thread.join()
+            self.api_first = True
         return box
 
     def api_verdict(self, box: list[list[Diagnosis]]) -> FixGroup | None:
@@ -401,6 +411,15 @@ class _Session:
         last: FixGroup | None = None
         box = self.start_api_check()
         while True:
+            if box is not None and self.api_first:  # answered before run 1: no restart
+                group, box = self.api_verdict(box), None
+                self.drift_found.clear()
+                if group is not None:
+                    self.next_note = (f"the API check found drift, "
+                                      f"{plural(len(group.fixes), 'fix')} committed before "
+                                      "the first run")
+                    last = group
+                continue
             first_n, stopped = self.n + 1, False
             try:
                 judged = self.run_and_judge()

@@ -219,6 +219,30 @@ class WarmInterpreter:
         return WarmRun([sys.executable, "-I", str(ZYGOTE), "run", str(self.socket),
                         str(status), "--", *cmd[2:]], status)
 
+    def serves(self) -> bool:
+        """Wait for the zygote's start; True when runs (and tools) can be forked from it."""
+        if self.reason or self.closed:
+            return False
+        self.start()
+        self.ready.wait()
+        return not self.reason and not self.closed
+
+    def tool(self, script: Path, input: str, timeout: float
+             ) -> subprocess.CompletedProcess[str] | None:
+        """Run ``script`` (a standard-library script of autofix's, reading ``input`` on its
+        standard input) as a fork of the zygote, on the libraries it has imported, with
+        the probes' patches undone: its completed process, or ``None`` when the zygote
+        could not run it (the caller runs it in a fresh interpreter). Raises
+        ``subprocess.TimeoutExpired`` past ``timeout`` seconds (the fork is killed)."""
+        from autofix.run.runner import contained_run
+
+        if not self.serves():
+            return None
+        status = self.folder / f"tool-{time.monotonic_ns()}.status"
+        done = contained_run([sys.executable, "-I", str(ZYGOTE), "tool", str(self.socket),
+                              str(status), str(script)], input=input, timeout=timeout)
+        return done if WarmRun([], status).ran() else None
+
     def settle(self) -> None:
         """Wait until the zygote has killed and reaped everything of the last run; a
         zygote that does not answer is ended (later runs go cold)."""

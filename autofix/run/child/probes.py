@@ -69,7 +69,7 @@ class PostImportHook(importlib.abc.MetaPathFinder):
         def exec_and_patch(module: types.ModuleType) -> None:
             exec_module(module)
             try:
-                patch(module)
+                patch(module)  # _chain: each probe recorded
             except Exception as exc:  # noqa: BLE001
                 emit("probe_error", where=name, message=repr(exc))
 
@@ -87,6 +87,64 @@ class PostImportHook(importlib.abc.MetaPathFinder):
                     spec.loader.exec_module)
                 return spec
         return None
+
+
+class Replaced:
+    """What the probes replaced, when :attr:`RECORD` is set (the warm interpreter: a fork
+    that runs a tool, such as the API check, instead of a training run undoes it with
+    :func:`unpatch` and sees the libraries as they are installed)."""
+
+    RECORD = False
+    #: (owner, attribute, the value before; :data:`_ABSENT` when there was none), in order
+    log: list[tuple[Any, str, Any]] = []
+
+
+_ABSENT = object()
+
+
+def _owners(module: types.ModuleType) -> list[Any]:
+    """``module`` and the classes its namespace binds: where a probe's patch writes."""
+    seen: dict[int, Any] = {id(module): module}
+    for value in list(vars(module).values()):
+        if isinstance(value, type):
+            seen.setdefault(id(value), value)
+    return list(seen.values())
+
+
+def recorded(patch: Callable[[types.ModuleType], None], module: types.ModuleType) -> None:
+    """``patch(module)``, noting in :class:`Replaced` each attribute it changed (on the
+    module or a class it binds) when :attr:`Replaced.RECORD` is set."""
+    if not Replaced.RECORD:
+        patch(module)
+        return
+    before = [(owner, dict(vars(owner))) for owner in _owners(module)]
+    try:
+        patch(module)
+    finally:
+        for owner, old in before:
+            for key, value in list(vars(owner).items()):
+                was = old.get(key, _ABSENT)
+                if was is not value:
+                    Replaced.log.append((owner, key, was))
+
+
+def unpatch() -> int:
+    """Undo every recorded patch (last first) and remove the import hooks, so what runs
+    next sees the installed libraries unchanged; returns how many attributes were put
+    back."""
+    undone = 0
+    for owner, key, was in reversed(Replaced.log):
+        try:
+            if was is _ABSENT:
+                delattr(owner, key)
+            else:
+                setattr(owner, key, was)
+            undone += 1
+        except (AttributeError, TypeError):
+            pass
+    Replaced.log.clear()
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, PostImportHook)]
+    return undone
 
 
 # --- facts -------------------------------------------------------------------------
@@ -471,7 +529,7 @@ def _chain(patches: list[Callable[[types.ModuleType], None]]
     def patch_all(module: types.ModuleType) -> None:
         for patch in patches:
             try:
-                patch(module)
+                recorded(patch, module)
             except Exception as exc:  # noqa: BLE001
                 emit("probe_error", where=module.__name__, message=repr(exc))
 

@@ -26,6 +26,11 @@ next connection. ``STATUS`` gets one line per stage: ``forked PID``, then ``exit
 ``cold REASON`` (nothing was forked) or ``lost`` (the zygote died under the run) tell the
 runner to run the script cold instead.
 
+``python -I zygote.py tool SOCKET STATUS SCRIPT`` (autofix's interpreter): the same, but
+the fork undoes the probes' patches and import hooks (:func:`probes.unpatch`) and runs
+``SCRIPT`` (a standard-library script of autofix's, such as the API check) as
+``__main__``: it sees the libraries as installed, already imported.
+
 ``{"ping": true}`` on the socket is answered ``{"pong": ...}`` (its top-level modules,
 whether forking is safe) once every earlier run is cleaned up.
 """
@@ -39,6 +44,7 @@ import gc
 import importlib.util
 import json
 import os
+import runpy
 import select
 import signal
 import socket
@@ -119,6 +125,36 @@ def send_line(sock: socket.socket, message: dict[str, Any]) -> None:
     sock.sendall(json.dumps(message).encode() + b"\n")
 
 
+#: What OpenBLAS builds call their thread count (plain, 64-bit, numpy's scipy-openblas).
+OPENBLAS_COUNTS = ("openblas_get_num_threads", "openblas_get_num_threads64_",
+                   "scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads")
+
+
+def openblas_workers() -> int:
+    """Worker threads of the OpenBLAS libraries loaded in this process (numpy's: it starts
+    one fewer than its thread count at import, ``OMP_NUM_THREADS`` or the cores). They are
+    fork-safe: OpenBLAS's own ``pthread_atfork`` handler stops them before a fork and
+    starts them again when next needed."""
+    try:
+        with open("/proc/self/maps") as fh:
+            paths = {ln.split()[-1] for ln in fh if "openblas" in ln.lower()}
+        libs = sorted(p for p in paths if ".so" in os.path.basename(p))
+    except OSError:
+        return 0
+    workers = 0
+    for lib in libs:
+        try:
+            handle = ctypes.CDLL(lib)
+        except OSError:
+            continue
+        for name in OPENBLAS_COUNTS:
+            count = getattr(handle, name, None)
+            if count is not None:
+                workers += max(0, int(count()) - 1)
+                break
+    return workers
+
+
 def _prctl(option: int, value: int) -> bool:
     try:
         return int(ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)) == 0
@@ -164,6 +200,7 @@ class Zygote:
                          if f"{patch.__module__.rsplit('.', 1)[-1]}.{patch.__name__}"
                          in CONDITIONAL}
         assert set(CONDITIONAL) <= names, set(CONDITIONAL) - names
+        probes.Replaced.RECORD = True  # a tool's fork undoes them (Job.run)
         probes.install(lambda name: name not in self.deferred)
         # The user's folder is not on the path while libraries load (the runner checks
         # that it shadows none of the modules loaded here); the fork's bootstrap sets it.
@@ -197,6 +234,7 @@ class Zygote:
         if threading.active_count() > 1:
             return f"{threading.active_count() - 1} Python threads started by the imports"
         others = []
+        pool = openblas_workers()
         for tid in os.listdir("/proc/self/task"):
             if int(tid) == os.getpid():
                 continue
@@ -207,6 +245,8 @@ class Zygote:
                 continue
             if name not in FORK_SAFE_THREADS:
                 others.append(name)
+        if len(others) <= pool:  # numpy's OpenBLAS pool (it inherits the name "python")
+            others = []
         return f"native threads started by the imports: {', '.join(others)}" if others else ""
 
     def hello(self) -> dict[str, Any]:
@@ -342,6 +382,15 @@ class Job:
         probes.install(lambda name: name in later)
 
     def run(self) -> int:
+        tool = self.message.get("tool")
+        if tool:  # a standard-library script of autofix's, on the libraries as installed
+            from _autofix_child import probes
+
+            probes.unpatch()
+            sys.argv = [tool]
+            sys.path[0] = os.path.dirname(tool)
+            runpy.run_path(tool, run_name="__main__")
+            return 0
         argv = self.message["argv"]
         result: int = self.zygote.bootstrap.run(argv[0], argv[1], argv[2:], probes=self.probes)
         return result
@@ -436,9 +485,10 @@ class _Client:
     sock: socket.socket | None = None
 
 
-def client(path: str, status: str, argv: list[str]) -> int:
-    """Have the zygote run ``argv``; returns the exit code to end with (or exits by the
-    run's signal)."""
+def client(path: str, status: str, argv: list[str], tool: str = "") -> int:
+    """Have the zygote run ``argv`` (or, with ``tool``, that script of autofix's on the
+    unpatched libraries); returns the exit code to end with (or exits by the run's
+    signal)."""
     def note(line: str) -> None:
         with open(status, "a") as fh:
             fh.write(line + "\n")
@@ -454,8 +504,8 @@ def client(path: str, status: str, argv: list[str]) -> int:
     try:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.connect(path)
-        send_request(sock, {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)},
-                     [0, 1, 2])
+        send_request(sock, {"argv": argv, "tool": tool, "cwd": os.getcwd(),
+                            "env": dict(os.environ)}, [0, 1, 2])
     except OSError as exc:
         note(f"cold cannot reach the zygote: {exc}")
         return NO_RUN
@@ -502,7 +552,10 @@ def main(argv: list[str]) -> None:
     if len(argv) >= 5 and argv[1] == "run":
         rest = argv[5:] if argv[4] == "--" else argv[4:]
         os._exit(client(argv[2], argv[3], rest))
-    sys.stderr.write("usage: zygote.py serve SOCKET LOG | run SOCKET STATUS -- ARGV...\n")
+    if len(argv) == 5 and argv[1] == "tool":
+        os._exit(client(argv[2], argv[3], [], tool=argv[4]))
+    sys.stderr.write("usage: zygote.py serve SOCKET LOG | run SOCKET STATUS -- ARGV... | "
+                     "tool SOCKET STATUS SCRIPT\n")
     os._exit(2)
 
 
