@@ -43,8 +43,10 @@ class Settings:
     uncommitted changes (:func:`autofix.vcs.tree.require_clean`). ``env``: extra
     environment of every run. ``sandbox``: limits
     and isolation of every run (untrusted scripts). ``warm``: runs are forks of the
-    session's warm interpreter (:mod:`autofix.run.warm`) where they can be (``--warm``;
-    off: every run a fresh interpreter).
+    session's warm interpreter (:mod:`autofix.run.warm`) where they can be (``True``,
+    ``--warm``; ``False``, ``--cold``: every run a fresh interpreter; ``None``, the
+    default: warm unless the script imports TensorFlow or Keras, whose runs the zygote
+    cannot shorten: it never imports TensorFlow).
     """
 
     python: str = field(default_factory=lambda: sys.executable)
@@ -66,7 +68,7 @@ class Settings:
     clean_tree: bool = False
     env: Mapping[str, str] = field(default_factory=dict)
     sandbox: Sandbox | None = None
-    warm: bool = False
+    warm: bool | None = None
 
     def __post_init__(self) -> None:
         if self.launcher and self.launcher not in LAUNCHERS:

@@ -4,6 +4,7 @@ probes, the status a client leaves (``autofix/run/warm.py``, ``run/child/zygote.
 from __future__ import annotations
 
 import inspect
+import json
 import sys
 import threading
 import types
@@ -34,9 +35,19 @@ def test_only_autofix_own_variables_may_differ_between_zygote_and_run() -> None:
                        "CUDA_VISIBLE_DEVICES": ""}) == {"HOME": "/h", "CUDA_VISIBLE_DEVICES": ""}
 
 
-def test_launchers_sandboxes_and_cold_never_use_a_zygote() -> None:
+def test_launchers_sandboxes_and_cold_never_use_a_zygote(tmp_path: Path) -> None:
+    torch_script, tf_script, notebook = (tmp_path / "pt.py", tmp_path / "tf.py",
+                                         tmp_path / "nb.ipynb")
+    torch_script.write_text("import torch\nfrom transformers import Trainer\n")
+    tf_script.write_text("import os\n\nimport tensorflow as tf\n")
+    notebook.write_text(json.dumps({"cells": [{"cell_type": "code", "source": [
+        "import numpy as np\n", "from tf_keras import layers\n"]}]}, indent=1))
     assert WarmInterpreter.applies(Settings(warm=True))
-    assert not WarmInterpreter.applies(Settings())  # opt-in (--warm)
+    assert WarmInterpreter.applies(Settings(), torch_script)  # the default
+    assert not WarmInterpreter.applies(Settings(), tf_script)
+    assert not WarmInterpreter.applies(Settings(), notebook)
+    assert WarmInterpreter.applies(Settings(warm=True), tf_script)  # asked for
+    assert not WarmInterpreter.applies(Settings(warm=False), torch_script)  # --cold
     assert not WarmInterpreter.applies(Settings(warm=True, launcher="torchrun"))
     assert not WarmInterpreter.applies(Settings(warm=True, sandbox=Sandbox()))
 

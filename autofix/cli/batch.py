@@ -129,7 +129,7 @@ def batch(
     sample_rows: SampleRowsOption = DEFAULT_SAMPLE_ROWS,
     one_at_a_time: OneAtATimeOption = False,
     clean_tree: CleanTreeOption = False,
-    warm: WarmOption = False,
+    warm: WarmOption = None,
     report: Annotated[Path | None, typer.Option(
         "--report", metavar="PATH",
         help="Write the batch report: .html (a page for people) or .md, with the JSON for "

@@ -108,7 +108,7 @@ def fix(
     sample_rows: SampleRowsOption = DEFAULT_SAMPLE_ROWS,
     one_at_a_time: OneAtATimeOption = False,
     clean_tree: CleanTreeOption = False,
-    warm: WarmOption = False,
+    warm: WarmOption = None,
 ) -> None:
     """Repair SCRIPT on a branch; your files, index and current branch stay untouched.
 

@@ -52,11 +52,12 @@ SampleRowsOption = Annotated[int, typer.Option(
 OneAtATimeOption = Annotated[bool, typer.Option(
     "--one-at-a-time", help="One fault per run: no API check before the first run and no "
                             "preflight checks at train().")]
-WarmOption = Annotated[bool, typer.Option(
-    "--warm/--cold", help="--warm: the runs are forks of one warm interpreter per session "
-                          "that has imported torch, transformers and datasets once (a run "
-                          "goes cold by itself where a fork could differ); --cold (the "
-                          "default): every run in a fresh interpreter.")]
+WarmOption = Annotated[bool | None, typer.Option(
+    "--warm/--cold", show_default=False,
+    help="--warm: the runs are forks of one warm interpreter per session that has imported "
+         "torch, transformers and datasets once (a run goes cold by itself where a fork "
+         "could differ); --cold: every run in a fresh interpreter. Default: warm, except "
+         "for a script that imports TensorFlow or Keras.")]
 
 CleanTreeOption = Annotated[bool, typer.Option(
     "--clean-tree", help="Refuse to start (exit 2) when tracked files have uncommitted "
@@ -95,7 +96,7 @@ def make_settings(err: Console, *, python: str | None, timeout: float, max_steps
                   sample_rows: int, one_at_a_time: bool, args: tuple[str, ...] = (),
                   branch: str | None = None, resume: bool = False, init: bool = False,
                   cwd: Path | None = None, clean_tree: bool = False,
-                  warm: bool = False) -> Settings:
+                  warm: bool | None = None) -> Settings:
     """The :class:`Settings` the options give (exit 2 for an unknown recipe id)."""
     check_recipe_ids(err, (only or []) + (skip or []))
     return Settings(

@@ -748,7 +748,7 @@ def repair(script: Path | str, settings: Settings | None = None, *,
     """
     settings = settings or Settings()
     warm = WarmInterpreter(settings) if runner is run_script and \
-        WarmInterpreter.applies(settings) else None
+        WarmInterpreter.applies(settings, Path(script)) else None
     if warm is not None:
         warm.start()  # its imports overlap the session's set-up
     parts = _Parts(observer or NullObserver(), cancel, writer, base, runner, recipes,

@@ -25,6 +25,7 @@ import contextlib
 import importlib.machinery
 import json
 import os
+import re
 import shutil
 import socket
 import struct
@@ -56,6 +57,21 @@ RUN_VARIABLES = ("AUTOFIX_", "PYTEST_CURRENT_TEST")
 def comparable(env: Mapping[str, str]) -> dict[str, str]:
     """``env`` without the variables a run may change (:data:`RUN_VARIABLES`)."""
     return {k: v for k, v in env.items() if not k.startswith(RUN_VARIABLES)}
+
+
+#: An import of TensorFlow or Keras on a line of a script or a notebook's cell source (a
+#: notebook's JSON quotes each line).
+_TF_IMPORT = re.compile(r'^[\s"]*(?:import|from)\s+(?:tensorflow|tf_keras|keras)\b', re.M)
+
+
+def imports_tensorflow(script: Path) -> bool:
+    """True when ``script`` (a ``.py`` file or a notebook) imports TensorFlow or Keras: its
+    runs gain nothing from the zygote, which never imports TensorFlow (its runtime starts
+    threads at import), and would carry torch beside it."""
+    try:
+        return _TF_IMPORT.search(script.read_text(errors="replace")) is not None
+    except OSError:
+        return False
 
 
 def shadowing(folder: Path, modules: Sequence[str]) -> list[str]:
@@ -127,9 +143,13 @@ class WarmInterpreter:
         return env
 
     @staticmethod
-    def applies(settings: Settings) -> bool:
-        """Whether runs of ``settings`` may use a zygote at all."""
-        return settings.warm and not settings.launcher and settings.sandbox is None
+    def applies(settings: Settings, script: Path | None = None) -> bool:
+        """Whether runs of ``script`` with ``settings`` may use a zygote at all: not with
+        ``--cold``, a launcher or a sandbox; by default (``warm`` ``None``) not for a script
+        that imports TensorFlow or Keras (:func:`imports_tensorflow`)."""
+        if settings.warm is False or settings.launcher or settings.sandbox is not None:
+            return False
+        return settings.warm is True or script is None or not imports_tensorflow(script)
 
     # starting -------------------------------------------------------------------------
 
