@@ -232,14 +232,19 @@ def test_a_thread_that_is_not_blas_keeps_runs_cold() -> None:
         assert after.startswith("after 'native threads started by the imports: python"), after
 
 
-def test_a_tool_sees_the_libraries_unpatched(folder: Path, warm: WarmInterpreter) -> None:
+def test_a_tool_sees_the_libraries_unpatched(folder: Path, settings: Settings) -> None:
     """A tool forked from the zygote (the API check) sees ``Trainer.__init__``'s real
     signature and reads its standard input; a run forked from it next still has the
-    probe's patch."""
+    probe's patch. (A zygote of its own: another test kills the module's.)"""
     script = folder / "signature.py"
     script.write_text(SIGNATURE)
-    done = warm.tool(script, "request", 60)
-    assert done is not None and done.returncode == 0, done
-    assert done.stdout.split() == ["processing_class", "False", "request"]
-    patched = run(folder, warm.settings, "signature.py", warm)
-    assert "varargs True" in str(patched[2]), patched
+    warm = WarmInterpreter(settings)
+    warm.start()
+    try:
+        done = warm.tool(script, "request", 60)
+        assert done is not None and done.returncode == 0, (done, warm.reason)
+        assert done.stdout.split() == ["processing_class", "False", "request"]
+        patched = run(folder, settings, "signature.py", warm)
+        assert "varargs True" in str(patched[2]) and warm.forks == 1, patched
+    finally:
+        warm.close()
