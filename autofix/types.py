@@ -222,6 +222,9 @@ class ProbeReport:
     #: (the script ran on; the facts of that probe are missing).
     probe_errors: list[str] = field(default_factory=list)
     rank: int | None = None  # issue 12: the rank whose exception is ``exception`` (launchers)
+    #: A distributed launch: the exit code each rank's probe saw the script end with
+    #: (rank -> code), written before the interpreter's teardown.
+    exits: dict[int, int] = field(default_factory=dict)
     sampled: list[SampledSplit] = field(default_factory=list)
     #: Preflight findings at ``Trainer.train()``: (check name, the exception it raised).
     preflight: list[tuple[str, ExceptionInfo]] = field(default_factory=list)
@@ -255,6 +258,9 @@ class RunResult:
     output_bytes: int
     probe: ProbeReport
     env_overrides: dict[str, str] = field(default_factory=dict)
+    #: Why a launcher's failure was set aside (:func:`autofix.run.runner.teardown_failure`):
+    #: every rank's script had ended cleanly, a process failed after it; ``""``: none.
+    teardown: str = ""
 
     @property
     def last_line(self) -> str:

@@ -8,11 +8,16 @@ every rank at the same step.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import git
 import pytest
+
+from autofix.run.runner import RunSpec, run_script, teardown_failure
+from autofix.settings import Settings
+from autofix.types import ProbeReport, RunOutcome
 
 from .conftest import TEST_SCRIPTS, run_autofix, snapshot, trailers
 
@@ -65,3 +70,23 @@ def test_unknown_launcher_is_a_usage_error(scratch_repo: Repo) -> None:
     repo = scratch_repo({"train.py": TEST_SCRIPTS / "clean.py"})
     done = run_autofix(["train.py", "--launcher", "mpirun"], Path(str(repo.working_tree_dir)))
     assert done.returncode == 2 and "'mpirun' is not one of 'torchrun', 'accelerate'" in done.stderr
+
+
+def test_a_failure_after_every_rank_ended_is_set_aside(tmp_path: Path) -> None:
+    """Both ranks' scripts end cleanly, then rank 1's process exits 134 at teardown: the
+    launcher fails, the run is not the script's failure, and the run says why."""
+    script = tmp_path / "train.py"
+    script.write_text((DDP / "ddp_exit_after_end.py").read_text())
+    settings = Settings(python=sys.executable, cwd=tmp_path, launcher="torchrun",
+                        nproc_per_node=2, timeout=300, env=ENV)
+    done = run_script(RunSpec(script, settings), script.read_text())
+    assert done.returncode != 0, done.output_tail[-2000:]
+    assert "sum 2" in done.output_tail
+    assert done.probe.exits == {0: 0, 1: 0} and done.probe.exception is None
+    assert done.outcome is RunOutcome.OK
+    assert "after the script had ended cleanly in all 2 ranks" in done.teardown
+    # a rank whose script did not end, or ended non-zero, is a failure as before
+    assert teardown_failure(settings, 1, ProbeReport(exits={0: 0})) == ""
+    assert teardown_failure(settings, 1, ProbeReport(exits={0: 0, 1: 1})) == ""
+    assert teardown_failure(settings, 0, ProbeReport(exits={0: 0, 1: 0})) == ""
+    assert teardown_failure(Settings(), 1, ProbeReport(exits={0: 0})) == ""

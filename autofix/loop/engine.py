@@ -232,6 +232,8 @@ class _Session:
                              self.observer.step)
         self.result.warnings += [f"run {self.n}: a probe failed inside the script's process "
                                  f"({e}); its facts are missing" for e in result.probe.probe_errors]
+        if result.teardown:
+            self.result.warnings.append(f"run {self.n}: {result.teardown}")
         return result
 
     def checks(self) -> dict[str, str]:

@@ -140,6 +140,9 @@ def widen_to_full_splits(report: ProbeReport) -> None:
 
 def _exit(report: ProbeReport, event: dict[str, Any]) -> None:
     report.exit_code = int(event.get("code", 0))
+    rank = event.get("rank")
+    if isinstance(rank, int):
+        report.exits[rank] = report.exit_code
 
 
 def _probe_error(report: ProbeReport, event: dict[str, Any]) -> None:
