@@ -410,9 +410,9 @@ def _supervise(spec: RunSpec, cmd: list[str], env: dict[str, str], probe_file: P
     seconds = time.monotonic() - started
     steps.poll()
     probe = read_probe(probe_file)
-    teardown = teardown_failure(spec.settings, proc.returncode, probe) \
-        if outcome is None else ""
+    teardown = ""
     if outcome is None:
+        teardown = teardown_failure(spec.settings, proc.returncode, probe)
         if proc.returncode == 0 or teardown:
             outcome = RunOutcome.BUDGET if probe.budget_reached else RunOutcome.OK
         else:
@@ -440,8 +440,8 @@ def teardown_failure(settings: Settings, returncode: int | None, probe: ProbeRep
     (``terminate called without an active exception``, SIGABRT: a native thread still
     running when the process ends), the launcher sends SIGTERM to rank 0 and raises
     ``ChildFailedError``; pytorch/gloo#168 calls such failures "a destruction time
-    problem that is only triggered every so often". Returns
-    the reason, worded for the report's warnings.
+    problem that is only triggered every so often". Returns the reason, worded for the
+    report's warnings.
     """
     if not settings.launcher or returncode in (0, None) or probe.exception is not None:
         return ""

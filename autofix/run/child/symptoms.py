@@ -433,10 +433,11 @@ class LossMonitor:
         verdict = self.zero_lr() or self.returned() or self.flat()
         if verdict is not None:
             return verdict
-        if self.level.fall_is_learning and (self.falling() or self.fell()):
-            return None  # fell from its start: learning (a language model, a preference)
-        if self.under_line() and (self.falling() or self.fell()):
-            return None  # under the line already and still falling: noise, not slowness
+        # a language model or preference loss that fell from its start, or any run under
+        # the line already (only the window's noise keeps its bound above): learning
+        if (self.level.fall_is_learning or self.under_line()) \
+                and (self.falling() or self.fell()):
+            return None
         trend = self.trend()
         slope = f"; slope {trend.slope:+.5f} +/- {trend.half:.5f} per step (95 %)" \
             if trend else ""
