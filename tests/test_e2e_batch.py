@@ -50,6 +50,11 @@ def test_batch_repairs_every_exercise(scratch_repo: Repo) -> None:
         {name: 3 if name.startswith("ch3_04") else 2 for name in EXERCISES}
     assert [r["category"] for r in rows["ch3_04_training_loop_eval.ipynb"]["runs"]] == \
         ["raw-dataset", "metric-on-logits", ""]
+    # ch3_02's only runtime fault is compute_metrics on logits: the early evaluation fails,
+    # the preflight's metric check confirms it, and run 1 ends before its first step
+    # (before: after the budget's 10 steps, at the Trainer's own evaluation)
+    first = rows["ch3_02_trainer_evaluation.ipynb"]["runs"][0]
+    assert (first["category"], first["steps"]) == ("metric-on-logits", []), first
 
     # every branch's script or notebook trained in autofix's own verification run (its
     # last run ran the branch's file, to the end or the step budget, with no symptom):

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import git
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from autofix.loop.api_check import api_diagnoses, scan
 
@@ -359,3 +361,46 @@ def test_metrics_check_confirms_logits_through_the_argmax(
     assert trainer.compute_metrics is on_logits  # type: ignore[attr-defined]
     for metric in (broken, correct):
         preflight._metrics_on_slice(_trainer(loop_parts, tmp_path, metric, named))
+
+
+@pytest.mark.e2e
+def test_metrics_check_reads_rows_spread_over_a_sorted_set(
+        loop_parts: dict, tmp_path: Path) -> None:
+    """The check that decides whether a failed early evaluation is the script's fault
+    (``confirm_metric_fault``): on an evaluation set sorted by label, the first rows hold
+    one class and a correct ROC AUC fails there (sklearn, any predictions); rows spread
+    over the set hold the three classes, so the correct metric passes and is no finding,
+    while a metric on logits still is."""
+    from scipy.special import softmax
+    from sklearn.metrics import accuracy_score, roc_auc_score
+
+    from autofix.run.child import preflight
+
+    def auc(pred: object) -> dict:
+        logits, labels = pred  # type: ignore[misc]
+        return {"auc": roc_auc_score(labels, softmax(logits, axis=-1), multi_class="ovr")}
+
+    def on_logits(pred: object) -> dict:
+        predictions, labels = pred  # type: ignore[misc]
+        return {"accuracy": accuracy_score(labels, predictions)}
+
+    ordered = loop_parts["data"].sort("labels")
+    first = ordered.select(range(preflight.METRIC_ROWS))
+    assert len(set(first["labels"])) == 1  # the slice the check used to read
+    assert len(set(ordered.select(preflight.spread_rows(len(ordered), preflight.METRIC_ROWS))
+                   ["labels"])) == 3
+    assert preflight.confirm_metric_fault(_trainer(loop_parts, tmp_path, auc, ordered)) \
+        is None
+    error = preflight.confirm_metric_fault(_trainer(loop_parts, tmp_path, on_logits, ordered))
+    assert isinstance(error, ValueError) and "Classification metrics" in str(error)
+
+
+@given(total=st.integers(0, 10_000), count=st.integers(2, 64))
+def test_spread_rows_cover_the_set_from_end_to_end(total: int, count: int) -> None:
+    from autofix.run.child.preflight import spread_rows
+
+    rows = spread_rows(total, count)
+    assert rows == sorted(set(rows)) and len(rows) == min(total, count)
+    assert all(0 <= r < total for r in rows)
+    if total:
+        assert rows[0] == 0 and rows[-1] == total - 1

@@ -14,15 +14,19 @@ by it. Two rules keep the run the script's:
 - the early evaluation fires no callback (the user's, the progress bar's: none is what
   the check is for) and leaves no trace in the Trainer's state (the metrics it logs are
   taken out of ``state.log_history`` again);
-- a failing early evaluation is never the run's failure. The run goes on as the script
-  would; when the Trainer evaluates during training (an ``eval_strategy`` other than
-  ``"no"``), the probe asks for the Trainer's own evaluation at the step where the step
-  budget stops training (``control.should_evaluate``, as ``DefaultFlowCallback`` does at an
-  evaluation step): the script's whole evaluation set, its callbacks, its state after the
-  steps it trained. What that raises is the library's own error, raised where the script
-  raises it; when it passes, the early failure was the probe's own and nothing is
-  reported. A Trainer that evaluates only when the script calls ``evaluate`` after
-  ``train`` needs nothing more: the script calls it itself once the budget ends training.
+- a failing early evaluation is never the run's failure by itself. Only the preflight's
+  metric check can make it one (``preflight.confirm_metric_fault``: ``compute_metrics``
+  raises on the logits of a few rows and runs on their argmax, a fault of the script on any
+  rows and any state): then the run ends before its first step with that error. Otherwise
+  the run goes on as the script would; when the Trainer evaluates during training (an
+  ``eval_strategy`` other than ``"no"``), the probe asks for the Trainer's own evaluation
+  at the step where the step budget stops training (``control.should_evaluate``, as
+  ``DefaultFlowCallback`` does at an evaluation step): the script's whole evaluation set,
+  its callbacks, its state after the steps it trained. What that raises is the library's
+  own error, raised where the script raises it; when it passes, the early failure was the
+  probe's own and nothing is reported. A Trainer that evaluates only when the script calls
+  ``evaluate`` after ``train`` needs nothing more: the script calls it itself once the
+  budget ends training.
 
 Standard library only at import (the Trainer is the child's own).
 """
@@ -74,17 +78,19 @@ def quiet(trainer: Any) -> Iterator[None]:
             del history[logged:]
 
 
-def evaluate_early(trainer: Any) -> None:
+def evaluate_early(trainer: Any) -> bool:
     """``evaluate`` on up to :data:`EARLY_EVAL_ROWS` eval rows before training, quietly
     (:func:`quiet`). Skipped when the Trainer has no eval set or no ``compute_metrics``.
     A failure is not raised: it is reported (``early_eval`` event, ``deferred``) and, when
     the Trainer evaluates during training, its own evaluation is owed at the budget's end
-    (:class:`Owed`; module docstring)."""
+    (:class:`Owed`; module docstring). Returns False when the evaluation failed (the
+    preflight's metric check then decides whether it is the script's fault:
+    ``preflight.confirm_metric_fault``), True when it passed or was skipped."""
     dataset = trainer.eval_dataset
     if isinstance(dataset, dict):
         dataset = next(iter(dataset.values()), None)
     if dataset is None or trainer.compute_metrics is None or not hasattr(dataset, "select"):
-        return
+        return True
     rows = min(len(dataset), EARLY_EVAL_ROWS)
     try:
         with quiet(trainer):
@@ -93,8 +99,9 @@ def evaluate_early(trainer: Any) -> None:
         Owed.evaluation = evaluates_during_training(trainer)
         emit(Event.EARLY_EVAL, rows=rows, deferred=f"{type(exc).__name__}: {exc}"[:300],
              owed=Owed.evaluation)
-        return
+        return False
     emit(Event.EARLY_EVAL, rows=rows)
+    return True
 
 
 def at_budget_end(control: Any) -> None:

@@ -16,10 +16,13 @@ on the real objects and independent of the others:
 4. ``labels``: the labels of the whole split against the head (``num_labels``), through the
    real loss (``cross_entropy`` on the largest label);
 4b. ``metrics``: when another check failed (its fault would end the run before the first
-   evaluation), ``evaluate`` on a few eval rows, one row per batch and string labels
-   class-encoded as their fixes would leave them; a finding only when the script's own
-   ``compute_metrics`` raises on the logits and runs on their argmax. When every check
-   passes, the early evaluation of the run itself covers this path.
+   evaluation), ``evaluate`` on a few eval rows spread over the set, one row per batch
+   and string labels class-encoded as their fixes would leave them; a finding only when
+   the script's own ``compute_metrics`` raises on the logits and runs on their argmax.
+   When every check passes, the early evaluation of the run itself covers this path; when
+   that early evaluation fails, the same check decides (:func:`confirm_metric_fault`): a
+   confirmed metric fault ends the run before its first step, any other early failure is
+   left to the Trainer's own evaluation (``early.py``).
 
 Each failing check emits a ``preflight`` event holding the exception the run would raise
 (type, message, frames, chain). The checks never change the Trainer: the dataloader is
@@ -373,6 +376,17 @@ def _labels_against_head(trainer: Any, dataset: Any) -> None:
 METRIC_ROWS = 8
 
 
+def spread_rows(total: int, count: int) -> list[int]:
+    """``count`` row indices spread evenly over ``range(total)`` (first and last included;
+    every row when ``total <= count``). A slice of the first rows of an evaluation set
+    sorted by label holds one class, on which a metric such as ROC AUC fails whatever the
+    predictions are; rows spread over the set see its classes as the script's own
+    evaluation does."""
+    if total <= count:
+        return list(range(total))
+    return sorted({round(i * (total - 1) / (count - 1)) for i in range(count)})
+
+
 def _argmax_confirms(metrics: Any, prediction: Any, *args: Any, **kwargs: Any) -> bool:
     """Whether ``metrics`` runs on ``prediction`` once its logits are class ids (the
     ``metric-on-logits`` fault: the same call, only the argmax missing)."""
@@ -394,7 +408,8 @@ def _argmax_confirms(metrics: Any, prediction: Any, *args: Any, **kwargs: Any) -
 
 
 def _metrics_on_slice(trainer: Any) -> None:
-    """``evaluate`` on a few eval rows, one row per batch, string labels class-encoded.
+    """``evaluate`` on a few eval rows spread over the set (:func:`spread_rows`), one row
+    per batch, string labels class-encoded.
 
     Run when another check failed: that fault would stop the run before the evaluation
     path (``compute_metrics``) is reached, and its fix (padding, ``class_encode_column``)
@@ -410,7 +425,7 @@ def _metrics_on_slice(trainer: Any) -> None:
         dataset = next(iter(dataset.values()), None)
     if metrics is None or dataset is None or not hasattr(dataset, "select"):
         return
-    rows = dataset.select(range(min(len(dataset), METRIC_ROWS)))
+    rows = dataset.select(spread_rows(len(dataset), METRIC_ROWS))
     column = _label_column(rows)
     if column and any(isinstance(v, str) for v in rows.unique(column)):
         rows = rows.class_encode_column(column)
@@ -435,6 +450,21 @@ def _metrics_on_slice(trainer: Any) -> None:
                 raise
         finally:
             args.per_device_eval_batch_size, trainer.compute_metrics = size, metrics
+
+
+def confirm_metric_fault(trainer: Any) -> Exception | None:
+    """After the run's early evaluation failed (``early.evaluate_early`` returned False)
+    with no other finding: check 4b on ``trainer``. Returns the exception of a confirmed
+    ``metric-on-logits`` fault (``compute_metrics`` raises on the logits and runs on their
+    argmax), emitted as a ``preflight`` event, for the run to raise before its first step,
+    as it would have at its first evaluation; None otherwise (the early failure stays the
+    probe's own until the Trainer's evaluation shows it, ``early.py``)."""
+    try:
+        _metrics_on_slice(trainer)
+    except Exception as exc:  # noqa: BLE001 - only a confirmed metric fault gets here
+        emit("preflight", **describe_exception(exc, check="metrics"))
+        return exc
+    return None
 
 
 def run_checks(trainer: Any) -> list[Exception]:

@@ -279,7 +279,10 @@ def patch_trainer(module: types.ModuleType) -> None:
                 raise AutofixStop("preflight")
         if events.MAX_STEPS and not State.evaluated:
             State.evaluated = True
-            early.evaluate_early(self)
+            if not early.evaluate_early(self) and preflight.ENABLED:
+                error = preflight.confirm_metric_fault(self)
+                if error is not None:  # compute_metrics on logits: before the first step
+                    raise error
         State.in_trainer += 1
         try:
             return original_train(self, *args, **kwargs)
