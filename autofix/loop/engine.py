@@ -28,6 +28,7 @@ from autofix.categories import Place, all_categories, get_category, is_category
 from autofix.errors import AutofixError, save_traceback
 from autofix.loop.api_check import api_diagnoses
 from autofix.loop.fixgroups import FixGroup, symptom_of
+from autofix.loop.logits_scan import logits_metric_diagnoses
 from autofix.loop.messages import commit_message
 from autofix.loop.verdicts import (
     chance_of,
@@ -390,7 +391,10 @@ class _Session:
 
     def findings(self, run: RunResult, first: Diagnosis) -> list[Diagnosis]:
         """The preflight findings of ``run`` (issue 10) other than ``first``, one per
-        category that has recipes, in the order the checks ran."""
+        category that has recipes, in the order the checks ran; then a label metric given
+        raw logits, read from the current source (:mod:`autofix.loop.logits_scan`: a hand
+        loop's evaluation runs after training, which a run stopped by ``first`` never
+        reaches). They join ``first``'s fix group, proved by the same verifying run."""
         seen = {first.category}
         found = []
         for check, exc in run.probe.preflight:
@@ -407,6 +411,11 @@ class _Session:
             if fault.category not in seen and self.recipes(fault.category):
                 seen.add(fault.category)
                 found.append(fault_diagnosis(fault, run.probe))
+        if not self.o.one_at_a_time:  # a hand loop's evaluation, which runs after training
+            for static in logits_metric_diagnoses(self.program.source):
+                if static.category not in seen and self.recipes(static.category):
+                    seen.add(static.category)
+                    found.append(static)
         return found
 
     def loop(self) -> SessionResult:

@@ -1,0 +1,225 @@
+"""A label metric given the model's raw logits, read from the source (``metric-on-logits``).
+
+A hand-written evaluation loop runs after training, so its faults show only once a run
+has trained to its end: ``accuracy_score(references, predictions)`` where ``predictions``
+are the concatenated ``outputs.logits`` fails after the last step (the course's chapter 3
+loop, ``ch3_04``). When another fault ends a run before its first step, that run cannot
+reach the evaluation code, and the metric fault would cost the session a whole training
+run of its own. :func:`logits_metric_diagnoses` reads the script instead: a metric of
+class ids (scikit-learn's classification metrics, ``evaluate``'s classification metrics
+through ``compute``/``add_batch``) whose predictions argument is, through assignments,
+``append``/``extend`` and data-plumbing calls only (``numpy()``, ``cpu()``, ``detach()``,
+``np.concatenate``, ``torch.cat``, ``accelerator.gather_for_metrics``...), a model
+output's ``.logits`` with nothing that turns scores into classes on the way (an
+``argmax``, a ``max``, a comparison, an index, any call not in :data:`PLUMBING`).
+
+Such a call raises on any data: scikit-learn refuses continuous multi-output targets
+("Classification metrics can't handle a mix of multiclass and continuous-multioutput
+targets"), ``evaluate`` casts the float scores to its integer feature and fails. The
+engine adds these diagnoses to a failing run's fix group (:meth:`Engine.findings`), so the
+verifying run proves the argmax with the rest; they never start a fix by themselves.
+A script that trains a regression head (``num_labels=1`` or a ``regression`` problem type
+anywhere in it) gives none: there the logits are the prediction and an argmax is wrong.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
+
+from autofix.types import Diagnosis
+
+#: scikit-learn metrics whose ``y_pred`` (second positional) is class ids.
+SKLEARN_LABEL_METRICS = frozenset(f"sklearn.metrics.{name}" for name in (
+    "accuracy_score", "balanced_accuracy_score", "f1_score", "fbeta_score",
+    "precision_score", "recall_score", "precision_recall_fscore_support", "jaccard_score",
+    "confusion_matrix", "classification_report", "matthews_corrcoef", "cohen_kappa_score",
+    "hamming_loss", "zero_one_loss"))
+#: ``evaluate.load`` names whose ``predictions`` are class ids.
+EVALUATE_LABEL_METRICS = frozenset(("accuracy", "f1", "precision", "recall",
+                                    "matthews_correlation", "confusion_matrix", "glue"))
+#: Calls that move or gather values without changing what they are (a method of the value,
+#: or a function of it): the logits stay logits through them.
+METHODS = frozenset(("numpy", "cpu", "detach", "tolist", "to", "float", "contiguous",
+                     "clone", "gather", "gather_for_metrics", "pad_across_processes"))
+#: ... and functions of it (``np.concatenate(values)``, ``torch.cat(values)``).
+FUNCTIONS = frozenset(("concatenate", "cat", "stack", "vstack", "hstack", "array", "asarray",
+                       "tensor", "as_tensor", "list"))
+PLUMBING = METHODS | FUNCTIONS
+_REGRESSION = re.compile(r"num_labels\s*=\s*1\b|regression")
+#: How many assignments a value is followed through.
+_DEPTH = 6
+
+_Scope = cst.FunctionDef | None
+
+
+def _name_of(func: cst.BaseExpression) -> str:
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return ""
+
+
+@dataclass
+class _Collector(cst.CSTVisitor):
+    """Values given to each name per function (assignments, ``+=``, ``append``/``extend``
+    arguments), the metric calls and their predictions, and the ``evaluate`` metrics."""
+
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider)
+
+    values: dict[tuple[_Scope, str], list[cst.BaseExpression]] = field(default_factory=dict)
+    metrics: list[tuple[cst.Call, cst.BaseExpression, _Scope, str]] = field(
+        default_factory=list)
+    evaluate_metrics: dict[tuple[_Scope, str], str] = field(default_factory=dict)
+    stack: list[cst.FunctionDef] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        super().__init__()
+
+    @property
+    def scope(self) -> _Scope:
+        return self.stack[-1] if self.stack else None
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.stack.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.stack.pop()
+
+    def _give(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self.values.setdefault((self.scope, target.value), []).append(value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._give(target.target, node.value)
+        if isinstance(node.value, cst.Call) and len(node.targets) == 1 and \
+                isinstance(node.targets[0].target, cst.Name):
+            names = {q.name for q in self.get_metadata(QualifiedNameProvider,
+                                                       node.value.func, set())}
+            arg = node.value.args[0].value if node.value.args else None
+            if "evaluate.load" in names and isinstance(arg, cst.SimpleString) and \
+                    arg.evaluated_value in EVALUATE_LABEL_METRICS:
+                self.evaluate_metrics[(self.scope, node.targets[0].target.value)] = \
+                    str(arg.evaluated_value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._give(node.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._give(node.target, node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend") \
+                and node.args:
+            self._give(func.value, node.args[0].value)
+        names = {q.name for q in self.get_metadata(QualifiedNameProvider, func, set())}
+        metric = next(iter(names & SKLEARN_LABEL_METRICS), "")
+        if metric:
+            given = next((a.value for a in node.args if a.keyword is not None
+                          and a.keyword.value == "y_pred"), None)
+            positional = [a.value for a in node.args if a.keyword is None]
+            if given is None and len(positional) >= 2:
+                given = positional[1]
+            if given is not None:
+                self.metrics.append((node, given, self.scope, metric.rsplit(".", 1)[1]))
+            return
+        if isinstance(func, cst.Attribute) and func.attr.value in ("compute", "add_batch",
+                                                                   "add") \
+                and isinstance(func.value, cst.Name):
+            given = next((a.value for a in node.args if a.keyword is not None
+                          and a.keyword.value in ("predictions", "prediction")), None)
+            if given is not None:
+                self.metrics.append((node, given, self.scope,
+                                     f"{func.value.value}.{func.attr.value}"))
+
+
+class _Flow:
+    """Whether a value is a model output's ``.logits`` carried through plumbing only."""
+
+    def __init__(self, collected: _Collector) -> None:
+        self.c = collected
+
+    def of(self, expr: cst.BaseExpression, scope: _Scope, depth: int = 0,
+           seen: frozenset[str] = frozenset()) -> str:
+        """"logits", "none" (nothing: an empty list, a literal) or "other" (anything
+        else: a class id, a transform, a value this reading cannot follow)."""
+        if depth > _DEPTH:
+            return "other"
+        if isinstance(expr, cst.Attribute):
+            return "logits" if expr.attr.value == "logits" else "other"
+        if isinstance(expr, cst.Name):
+            if expr.value in seen:
+                return "none"
+            values = self.c.values.get((scope, expr.value))
+            if values is None and scope is not None:
+                scope, values = None, self.c.values.get((None, expr.value))
+            if not values:
+                return "other"
+            return self._all([self.of(v, scope, depth + 1, seen | {expr.value})
+                              for v in values])
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            return self._all([self.of(e.value, scope, depth + 1, seen)
+                              for e in expr.elements if isinstance(e, cst.Element)])
+        if isinstance(expr, cst.Call):
+            if _name_of(expr.func) not in PLUMBING:
+                return "other"
+            parts = [a.value for a in expr.args if a.keyword is None]
+            if isinstance(expr.func, cst.Attribute) and _name_of(expr.func) in METHODS:
+                receiver = expr.func.value
+                if not isinstance(receiver, cst.Name) or receiver.value not in (
+                        "np", "numpy", "torch", "accelerator"):
+                    parts = [receiver]
+            return self._all([self.of(p, scope, depth + 1, seen) for p in parts[:1]])
+        return "other"
+
+    @staticmethod
+    def _all(results: list[str]) -> str:
+        if "other" in results:
+            return "other"
+        return "logits" if "logits" in results else "none"
+
+
+def logits_metric_diagnoses(source: str) -> list[Diagnosis]:
+    """``metric-on-logits`` diagnoses for the label metrics of ``source`` (the script, as
+    the recipes read it: a notebook's code cells joined) given a model's raw logits, one
+    per call, each at the metric call's line (module docstring). None for a source that
+    does not parse or trains a regression head."""
+    if ".logits" not in source or _REGRESSION.search(source):
+        return []
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(source))
+    except cst.ParserSyntaxError:
+        return []
+    collected = _Collector()
+    wrapper.visit(collected)
+    flow = _Flow(collected)
+    lines = source.splitlines()
+    found: list[Diagnosis] = []
+    positions = wrapper.resolve(PositionProvider)
+    for call, given, scope, name in collected.metrics:
+        if "." in name:  # evaluate: only a metric loaded as a classification one
+            metric = name.split(".", 1)[0]
+            if (scope, metric) not in collected.evaluate_metrics and \
+                    (None, metric) not in collected.evaluate_metrics:
+                continue
+        if flow.of(given, scope) != "logits":
+            continue
+        line = positions[call].start.line
+        predictions = cst.Module([]).code_for_node(given)
+        found.append(Diagnosis(
+            category="metric-on-logits",
+            evidence=f"{name}() is given the model's logits ({predictions}), where it takes "
+                     "class ids",
+            line=line, line_text=lines[line - 1] if line <= len(lines) else "",
+            details=("found by reading the script: the predictions reach the metric from a "
+                     "model output's .logits with no argmax on the way; the metric raises on "
+                     "them after training",),
+            via="source-scan"))
+    return found
