@@ -107,3 +107,25 @@ def test_target_versions_of_this_interpreter() -> None:
     versions = target_versions(sys.executable)
     assert versions["python"] == "%d.%d.%d" % sys.version_info[:3]
     assert versions["transformers"].startswith("5.")
+
+
+def test_step_tail_reports_rank_0_only(tmp_path: Path) -> None:
+    """A distributed launch writes every rank's steps to the probe file: the live step
+    counter follows rank 0 (one progress line per step, not one per rank), and a
+    single-process run (no rank) as before; a torn last line waits for the next poll."""
+    from autofix.run.runner import _StepTail
+
+    probe = tmp_path / "probe.jsonl"
+    seen: list[tuple[int, float | None]] = []
+    tail = _StepTail(probe, lambda step, loss: seen.append((step, loss)))
+    lines = [{"event": "step", "rank": 1, "step": 1, "loss": 1.5},
+             {"event": "step", "rank": 0, "step": 1, "loss": 1.25},
+             {"event": "step", "step": 2, "loss": None},
+             {"event": "exit", "rank": 0, "code": 0}]
+    probe.write_text("".join(json.dumps(x) + "\n" for x in lines) + '{"event": "st')
+    tail.poll()
+    assert seen == [(1, 1.25), (2, None)]
+    with probe.open("a") as fh:
+        fh.write('ep", "rank": 0, "step": 3, "loss": 0.5}\n')
+    tail.poll()
+    assert seen[-1] == (3, 0.5)

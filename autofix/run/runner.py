@@ -279,7 +279,9 @@ def contained_run(cmd: list[str], input: str | None = None, timeout: float | Non
 
 class _StepTail:
     """Follows the probe file while the child runs and reports each ``step`` event
-    (``on_step(step, loss)``) as it arrives: autofix's own step counter, live."""
+    (``on_step(step, loss)``) as it arrives: autofix's own step counter, live. In a
+    distributed launch only rank 0's steps are reported (every rank steps alike; one
+    progress line per step, not one per rank)."""
 
     def __init__(self, path: Path, on_step: Callable[[int, float | None], None] | None) -> None:
         self.path = path
@@ -299,7 +301,7 @@ class _StepTail:
                 event = json.loads(raw)
             except json.JSONDecodeError:
                 continue
-            if event.get("event") == "step":
+            if event.get("event") == "step" and event.get("rank") in (None, 0):
                 loss = event.get("loss")
                 try:
                     value = None if loss is None else float(loss)
