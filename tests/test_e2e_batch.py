@@ -53,6 +53,9 @@ def test_batch_repairs_every_exercise(scratch_repo: Repo) -> None:
     assert [r["category"] for r in ch3_04["runs"]] == ["raw-dataset", ""]
     assert [f["category"] for f in ch3_04["fixes"]] == ["map-returns-nothing",
                                                         "metric-on-logits"]
+    message = repo.commit(ch3_04["fixes"][1]["commit"]).message
+    assert "Reading the script when run 1 failed found:" in str(message)
+    assert "Autofix-Via: source-scan" in str(message)
     # ch3_02's only runtime fault is compute_metrics on logits: the early evaluation fails,
     # the preflight's metric check confirms it, and run 1 ends before its first step
     # (before: after the budget's 10 steps, at the Trainer's own evaluation)

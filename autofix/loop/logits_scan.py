@@ -50,6 +50,8 @@ FUNCTIONS = frozenset(("concatenate", "cat", "stack", "vstack", "hstack", "array
                        "tensor", "as_tensor", "list"))
 PLUMBING = METHODS | FUNCTIONS
 _REGRESSION = re.compile(r"num_labels\s*=\s*1\b|regression")
+#: ``Diagnosis.via`` of these findings (the commit message words them as read, not raised).
+SOURCE_SCAN = "source-scan"
 #: How many assignments a value is followed through.
 _DEPTH = 6
 
@@ -221,5 +223,5 @@ def logits_metric_diagnoses(source: str) -> list[Diagnosis]:
             details=("found by reading the script: the predictions reach the metric from a "
                      "model output's .logits with no argmax on the way; the metric raises on "
                      "them after training",),
-            via="source-scan"))
+            via=SOURCE_SCAN))
     return found

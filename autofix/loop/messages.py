@@ -5,6 +5,7 @@ from __future__ import annotations
 from autofix.categories import SLOW_TRIAL, get_category, is_category
 from autofix.categories.catalogue.divergence import GROWING_TRIAL
 from autofix.loop.fixgroups import symptom_of
+from autofix.loop.logits_scan import SOURCE_SCAN
 from autofix.loop.verdicts import FALLING_PROOF, PREFLIGHT_FAULT
 from autofix.toolkit.recipe import Recipe
 from autofix.types import Applied, Diagnosis
@@ -52,6 +53,8 @@ def commit_message(recipe: type[Recipe], outcome: Applied, diag: Diagnosis, run_
         happened += " (this fix is kept only if the next run's loss is finite and falling)"
     elif diag.via == PREFLIGHT_FAULT:
         happened = f"Run {run_n}, before its first training step, found"
+    elif diag.via == SOURCE_SCAN:
+        happened = f"Reading the script when run {run_n} failed found"
     lines = [f"autofix: {subject(recipe, outcome)}", "", f"{happened}:", f"    {diag.evidence}"]
     if not symptom and diag.via != PREFLIGHT_FAULT:
         lines.append(f"at {where}" + (f": {diag.line_text.strip()}" if diag.line_text else ""))
@@ -60,7 +63,8 @@ def commit_message(recipe: type[Recipe], outcome: Applied, diag: Diagnosis, run_
                      " the first error pointed at the wrong line)")
     if diag.details:
         header = "Training evidence:" if symptom else (
-            "Preflight evidence:" if diag.via == PREFLIGHT_FAULT else "Key traceback lines:")
+            "Preflight evidence:" if diag.via == PREFLIGHT_FAULT else
+            "Source evidence:" if diag.via == SOURCE_SCAN else "Key traceback lines:")
         lines += ["", header, *(f"    {d}" for d in diag.details)]
     lines += ["", f"Change: {outcome.summary}", "",
               *Trailers(diag.category, recipe.id, diag.via, rank).lines()]
