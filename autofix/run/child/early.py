@@ -15,9 +15,10 @@ by it. Two rules keep the run the script's:
   the check is for) and leaves no trace in the Trainer's state (the metrics it logs are
   taken out of ``state.log_history`` again);
 - a failing early evaluation is never the run's failure by itself. Only the preflight's
-  metric check can make it one (``preflight.confirm_metric_fault``: ``compute_metrics``
+  metric check can make it one, in a Trainer that evaluates during training (so the script
+  itself would reach the fault): ``preflight.confirm_metric_fault``, ``compute_metrics``
   raises on the logits of a few rows and runs on their argmax, a fault of the script on any
-  rows and any state): then the run ends before its first step with that error. Otherwise
+  rows and any state; then the run ends before its first step with that error. Otherwise
   the run goes on as the script would; when the Trainer evaluates during training (an
   ``eval_strategy`` other than ``"no"``), the probe asks for the Trainer's own evaluation
   at the step where the step budget stops training (``control.should_evaluate``, as

@@ -20,9 +20,10 @@ on the real objects and independent of the others:
    and string labels class-encoded as their fixes would leave them; a finding only when
    the script's own ``compute_metrics`` raises on the logits and runs on their argmax.
    When every check passes, the early evaluation of the run itself covers this path; when
-   that early evaluation fails, the same check decides (:func:`confirm_metric_fault`): a
-   confirmed metric fault ends the run before its first step, any other early failure is
-   left to the Trainer's own evaluation (``early.py``).
+   that early evaluation fails in a Trainer that evaluates during training, the same check
+   decides (:func:`confirm_metric_fault`): a confirmed metric fault ends the run before
+   its first step, any other early failure is left to the Trainer's own evaluation
+   (``early.py``).
 
 Each failing check emits a ``preflight`` event holding the exception the run would raise
 (type, message, frames, chain). The checks never change the Trainer: the dataloader is

@@ -279,9 +279,11 @@ def patch_trainer(module: types.ModuleType) -> None:
                 raise AutofixStop("preflight")
         if events.MAX_STEPS and not State.evaluated:
             State.evaluated = True
-            if not early.evaluate_early(self) and preflight.ENABLED:
+            # compute_metrics on logits, in a Trainer that evaluates while it trains (so
+            # the script would raise it): the run fails before its first step
+            if not early.evaluate_early(self) and preflight.ENABLED and early.Owed.evaluation:
                 error = preflight.confirm_metric_fault(self)
-                if error is not None:  # compute_metrics on logits: before the first step
+                if error is not None:
                     raise error
         State.in_trainer += 1
         try:
