@@ -549,6 +549,77 @@ def test_template_placeholders() -> None:
     assert (a.kind, a.target, a.value) == ("rename", "{}", "{}")
 
 
+
+# ---- contracts: what a function returns, what the data must be
+
+
+def test_make_sure_function_returns() -> None:
+    a = one(
+        "Provided `function` which is applied to all elements of table returns a variable of "
+        "type <class 'int'>. Make sure provided `function` returns a variable of type `dict` "
+        "(or a pyarrow table) to update the dataset or `None` if you are only interested in "
+        "side effects."
+    )
+    assert (a.kind, a.target) == ("set", "function")
+    assert a.constraint == "return a variable of type `dict` (or a pyarrow table)"
+
+
+def test_make_sure_phrase_returns() -> None:
+    a = one(
+        "The reward function 'short' returned 1 rewards, but 2 were expected (one per "
+        "prompt-completion pair). Make sure the reward function returns exactly one reward "
+        "per completion."
+    )
+    assert (a.kind, a.target, a.constraint) == (
+        "set", "reward_function", "return exactly one reward per completion")
+
+
+def test_must_return() -> None:
+    a = one("rollout_func must return keys ['completion_ids', 'logprobs'] in its output dict.")
+    assert (a.kind, a.target) == ("set", "rollout_func")
+    assert a.constraint is not None and a.constraint.startswith("return keys")
+
+
+def test_requires_that_be() -> None:
+    a = one(
+        "This collator requires that sequence lengths be even to create a leakage-free "
+        "perm_mask. Please see relevant comments in source code for details."
+    )
+    assert (a.kind, a.target, a.constraint) == ("requires", "sequence_length", "even")
+
+
+def test_requires_every_to_be() -> None:
+    a = one(
+        "interleave_datasets with probabilities requires every dataset that can be sampled "
+        "(probability > 0) to be non-empty; datasets at indices [1] are empty."
+    )
+    assert (a.kind, a.target, a.constraint, a.when) == (
+        "requires", "dataset", "non-empty", "interleave_datasets")
+
+
+def test_avoid_using_is_remove() -> None:
+    a = one(
+        "Number of custom checkpoints in folder /tmp/x does not match the number of registered "
+        "objects: Found checkpoints: 1 Registered objects: 0 Please make sure to only load "
+        "checkpoints from folders that were created with the same set of registered objects,or "
+        "avoid using `custom_checkpoint` in the filename for files in that same directory and "
+        "load them in manually."
+    )
+    assert (a.kind, a.target) == ("remove", "custom_checkpoint")
+
+
+def test_provide_one_selected_in_list() -> None:
+    a = one("Column 'nope' not found in the dataset. Please provide a column selected in: "
+            "['text', 'label']")
+    assert alts(a) == [("set", "column", "text"), ("set", "column", "label")]
+
+
+def test_subject_of_three_words() -> None:
+    a = one("Unknown importance sampling level: tokens. Possible values are 'token' and "
+            "'sequence'.")
+    assert alts(a) == [("set", "importance_sampling_level", "token"),
+                       ("set", "importance_sampling_level", "sequence")]
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

@@ -67,6 +67,11 @@ do not set T(=V) / don't pass T            remove      target T, value V
 set it in only one place, preferably as P  remove      target T, owner: the other place
 You can only pass one X in `T`             remove      target T, value X [keep one]
 run / call `x.f()` (first); merge and ..   call        target f / merge_and_unload
+make sure T returns X / T must return X    set         target T, constraint "return X"
+X requires that T be V                     requires    target T, constraint V, when X
+X requires every T (that ...) to be V      requires    target T, constraint V, when X
+avoid using T                              remove      target T
+provide a T selected in: [A, B]            either      set T=A | set T=B
 pip install P / upgrade P / ensure P is..  install     target P (never a script edit)
 =========================================  ==========  ========================================
 
@@ -524,7 +529,7 @@ class _Parser:
         m = re.search(
             rf"\b(?:invalid|unknown|unsupported|unrecognized)\s+(?:value\s+(?:for"
             rf"|of)\s+)?(?:the\s+)?"
-            rf"({_T}|[a-z]+(?:\s+[a-z]+)?(?=\s*:))",
+            rf"({_T}|[a-z]+(?:\s+[a-z]+){{0,2}}?(?=\s*:))",
             sent,
             re.IGNORECASE,
         )
@@ -2256,6 +2261,77 @@ def _r_call(p: _Parser, s: str) -> list[tuple[int, int, Advice]]:
     return res
 
 
+def _noun_target(p: _Parser, span: str) -> str | None:
+    """A target from a token, a snake_case name or a short noun phrase whose last noun may be
+    plural (``"sequence lengths"`` -> ``sequence_length``, ``"the reward function"`` ->
+    ``reward_function``)."""
+    span = re.sub(r"^(?:provided|given|your|the|each|every|all)\s+", "", span.strip())
+    if p.t.token(span) or re.fullmatch(_T, span):
+        return p.tgt(span)[0]
+    words = span.split()
+    if words and words[-1].endswith("s") and words[-1][:-1].lower() in _PHRASE_NOUNS:
+        words[-1] = words[-1][:-1]
+    return _phrase_target(" ".join(words))
+
+
+def _r_contract(p: _Parser, s: str) -> list[tuple[int, int, Advice]]:
+    """What a value the user hands over must be or give back, when the message says so:
+    ``make sure (provided) T returns X`` / ``T must return X`` (a function's contract: set T,
+    constraint "return X"), ``X requires that T be V`` / ``X requires every T ... to be V``
+    (requires T, constraint V), ``avoid using T`` (remove T), ``provide a T selected in:
+    [A, B]`` (either set T=A | set T=B)."""
+    res: list[tuple[int, int, Advice]] = []
+    phrase = rf"(?:(?:provided|given|your|the)\s+)?(?:{_T}|[a-z]+(?:\s+[a-z]+){{0,2}}?)"
+    for m in re.finditer(
+        rf"\b(?:make sure|ensure)\s+(?:that\s+)?(?P<t>{phrase})\s+returns\s+(?P<x>[^.;]+)"
+        rf"|(?P<t2>{_T})\s+(?:must|should|has to|needs to)\s+return\s+(?P<x2>[^.;]+)",
+        s,
+        re.IGNORECASE,
+    ):
+        target = _noun_target(p, m.group("t") or m.group("t2"))
+        if not target or target.lower() in _STOP:
+            continue
+        what = p.t.expand(m.group("x") or m.group("x2")).strip()
+        res.append((m.start(), m.end(), p.mk("set", m.group(0), target, None, None,
+                                             constraint=f"return {what}", form="returns")))
+    for m in re.finditer(
+        rf"\brequires?\s+(?:that\s+(?P<t>{phrase})\s+(?:be|are)|(?:every|each|all)\s+"
+        rf"(?P<t2>[a-z]+)(?:\s+that\s+[^.;]*?)?\s+to\s+be)\s+(?P<c>{_CONSTRAINT}|[a-z][\w\-]*)",
+        s,
+        re.IGNORECASE,
+    ):
+        target = _noun_target(p, m.group("t") or m.group("t2"))
+        if not target or target.lower() in _STOP:
+            continue
+        lead = re.match(rf"\s*({_T})\s", s)  # "interleave_datasets with ... requires"
+        when = p.tgt(lead.group(1))[0] if lead else _subject_before(p, s, m.start())
+        res.append((m.start(), m.end(), p.mk(
+            "requires", m.group(0), target, None, None, when=when,
+            constraint=p.t.expand(m.group("c")), form="requires-that")))
+    for m in re.finditer(rf"\bavoid\s+(?:using|passing|setting)\s+(?:the\s+)?({_TOK_RX})", s,
+                         re.IGNORECASE):
+        target, owner, value = p.tgt(m.group(1))
+        if target:
+            res.append((m.start(), m.end(), p.mk("remove", m.group(0), target, value, owner,
+                                                 form="avoid")))
+    sel = re.search(
+        r"\b(?:provide|use|choose|select|pass)\s+(?:an?\s+|the\s+)?([a-z]+(?:\s+[a-z]+)?)\s+"
+        rf"(?:selected|chosen|taken)\s+(?:in|from|among)\s*:?\s*\[((?:\s*{_TOK_RX}\s*,?)+)\]",
+        s,
+        re.IGNORECASE,
+    )
+    if sel and _imperative_at(s, sel.start()):
+        target = _noun_target(p, sel.group(1))
+        values = [p.val(tok)[0] for tok in re.findall(_TOK_RX, sel.group(2))]
+        if target and values:
+            alternatives = tuple(p.mk("set", sel.group(0), target, v, None, form="selected-in")
+                                 for v in values)
+            res.append((sel.start(), sel.end(), Advice("either", alternatives=alternatives,
+                                                       text=p.t.expand(sel.group(0)),
+                                                       form="selected-in")))
+    return res
+
+
 ENV_NAMES = re.compile(
     r"^(?:torch|pytorch|accelerate|peft|transformers|deepspeed|torch_xla|trl|vllm|datasets|jmespath"
     r"|"
@@ -2313,6 +2389,7 @@ _RULES: tuple[_Rule, ...] = (
     _r_conflict,
     _r_call,
     _r_pass,
+    _r_contract,
     _r_install,
 )
 
