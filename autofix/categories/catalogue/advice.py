@@ -167,7 +167,8 @@ def owner_area(found: LibraryAdvice) -> str:
     area it was raised in (``datasets``, ``accelerate``, ``collator``). The first advice
     decides (for ``either A or B``, A): its owner when the message names one, else, for
     an error raised by a trainer or a callback, a trainer's own parameter
-    (:data:`TRAINER_PARAMETERS`) or else a field of its arguments."""
+    (:data:`TRAINER_PARAMETERS`) or a function it was given (an advice on what the function
+    returns: a reward function, a rollout function), or else a field of its arguments."""
     first = _first(found.advice[0])
     owner = first.owner or ""
     if found.area in ("datasets", "accelerate", "collator"):
@@ -180,8 +181,9 @@ def owner_area(found: LibraryAdvice) -> str:
         return "training-arguments"
     if found.area == "model":
         return "model"
-    if found.area == "trainer" and first.target in TRAINER_PARAMETERS:
-        return "trainer"
+    if found.area == "trainer" and (first.target in TRAINER_PARAMETERS
+                                    or (first.constraint or "").startswith("return ")):
+        return "trainer"  # a trainer's own parameter, or a function given to it (what it returns)
     return "training-arguments"
 
 
@@ -224,6 +226,8 @@ def describe(advice: Advice) -> str:
                     + f" to one of {values}{', ...' if more else ''}{more}")
         parts = [describe(a) for a in alternatives]
         return "either " + ", or ".join(parts) if len(parts) > 1 else "".join(parts)
+    if kind == "set" and (advice.constraint or "").startswith("return "):
+        return f"make {target}{where} {advice.constraint}"  # a function's contract
     if kind == "set":
         return f"set {_bound(target, advice)}{where}"
     if kind == "specify":
