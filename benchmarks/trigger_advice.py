@@ -593,6 +593,24 @@ def _early_stopping_without_best_model() -> Any:
     return EarlyStoppingCallback().on_train_begin(args, TrainerState(), TrainerControl())
 
 
+def _base_model_to_trainer() -> Any:
+    from transformers import BertModel
+
+    return _trainer(BertModel(F.bert_config()))
+
+
+def _prompt_learning_best_model() -> Any:
+    from peft import PromptTuningConfig, get_peft_model
+
+    cfg = PromptTuningConfig(task_type="SEQ_CLS", num_virtual_tokens=2)
+    t = _trainer(get_peft_model(F.bert(), cfg), ta=dict(eval_strategy="no"))
+    best = F.out("best-prompt-checkpoint")  # saved by another run: 3 virtual tokens
+    other = PromptTuningConfig(task_type="SEQ_CLS", num_virtual_tokens=3)
+    get_peft_model(F.bert(), other).save_pretrained(best)
+    t.state.best_model_checkpoint = best
+    return t._load_best_model()
+
+
 def _callbacks_without_default_flow() -> Any:
     from transformers.trainer_callback import CallbackHandler, PrinterCallback
 
@@ -637,6 +655,8 @@ many(
         "early_stopping_without_metric": _early_stopping_without_metric,
         "early_stopping_without_load_best": _early_stopping_without_best_model,
         "callbacks_without_default_flow": _callbacks_without_default_flow,
+        "base_model_without_head": _base_model_to_trainer,
+        "prompt_learning_load_best_model": _prompt_learning_best_model,
         "fsdp_not_distributed": lambda: _trainer(ta=dict(fsdp=True)),
         "track_tokens_without_main_input": lambda: _trainer(
             ta=dict(include_num_input_tokens_seen="all")
@@ -673,6 +693,13 @@ def _plm_odd_length() -> Any:
     )
 
 
+def _plm_odd_length_numpy() -> Any:
+    from transformers import DataCollatorForPermutationLanguageModeling
+
+    collator = DataCollatorForPermutationLanguageModeling(F.tokenizer, return_tensors="np")
+    return collator([{"input_ids": [101, 7, 8, 102, 9]}])
+
+
 many(
     "transformers",
     "data_collator",
@@ -689,6 +716,7 @@ many(
         ),
         "flattening_return_tensors_tf": _flattening_tf,
         "plm_odd_length": _plm_odd_length,
+        "plm_odd_length_numpy": _plm_odd_length_numpy,
     },
 )
 
@@ -712,6 +740,29 @@ def _only_config_dir() -> str:
     path = F.out("config_only")
     F.bert_config().save_pretrained(path)
     return path
+
+
+def _cached_repo(name: str, files: dict[str, Callable[[Path], Any]]) -> str:
+    """A Hub cache (``cache_dir``) holding one repo ``nobody/<name>`` with ``files``, so that
+    ``from_pretrained("nobody/<name>", cache_dir=...)`` resolves it offline as a Hub id."""
+    root = Path(F.out("hub_cache"))
+    repo = root / f"models--nobody--{name}"
+    snapshot = repo / "snapshots" / ("0" * 40)
+    snapshot.mkdir(parents=True, exist_ok=True)
+    (repo / "refs").mkdir(exist_ok=True)
+    (repo / "refs" / "main").write_text("0" * 40)
+    for file, write in files.items():
+        write(snapshot / file)
+    return str(root)
+
+
+def _bin_only_repo() -> str:
+    import torch
+
+    return _cached_repo("bert-bin", {
+        "config.json": lambda p: F.bert_config().to_json_file(p),
+        "pytorch_model.bin": lambda p: torch.save(F.bert().state_dict(), p),
+    })
 
 
 def _no_config_class() -> Any:
@@ -750,6 +801,12 @@ many(
             _bin_only_dir(), use_safetensors=True
         ),
         "variant_missing": lambda: _from_pretrained(variant="fp16"),
+        "hub_use_safetensors_without_file": lambda: _from_pretrained(
+            "nobody/bert-bin", cache_dir=_bin_only_repo(), use_safetensors=True
+        ),
+        "hub_variant_missing": lambda: _from_pretrained(
+            "nobody/bert-bin", cache_dir=_bin_only_repo(), variant="fp16"
+        ),
         "no_weights_at_all": lambda: _from_pretrained(_only_config_dir()),
         "dtype_bad_string": lambda: _from_pretrained(dtype="float77"),
         "dtype_bad_type": lambda: _from_pretrained(dtype=123),
@@ -1272,6 +1329,14 @@ def _sft_compute_loss_without_mask() -> Any:
     return t.compute_loss(t.model, {"input_ids": ids, "labels": ids})
 
 
+def _sft_vlm_collator_no_text_field() -> Any:
+    from trl.trainer.sft_trainer import DataCollatorForVisionLanguageModeling
+
+    return DataCollatorForVisionLanguageModeling(F.lm_tokenizer())._collate_language_modeling(
+        [{"images": [], "content": "hello"}]
+    )
+
+
 def _sft_vlm_collator() -> Any:
     from trl.trainer.sft_trainer import DataCollatorForVisionLanguageModeling
 
@@ -1293,6 +1358,7 @@ many(
         "bad_truncation_mode": lambda: _sft(cfg=dict(truncation_mode="keep_middle", max_length=4)),
         "compute_loss_without_mask": _sft_compute_loss_without_mask,
         "vlm_collator_without_text": _sft_vlm_collator,
+        "vlm_collator_without_text_field": _sft_vlm_collator_no_text_field,
         "iterable_dispatch_batches": _sft_iterable_dispatch,
         "quantization_twice": lambda: _sft(
             cfg=dict(model_init_kwargs={"quantization_config": {"load_in_8bit": True}}),
@@ -1372,7 +1438,13 @@ def _dpo_unknown_loss() -> Any:
     t = _dpo(model=F.saved_llama())
     t.loss_types = ["nope"]
     batch = t.data_collator([t.train_dataset[0], t.train_dataset[1]])
-    return t._compute_loss(t.model, batch)
+    return t._compute_loss(t.model, batch, return_outputs=False)
+
+
+def _dpo_evaluate_after_training_precomputed() -> Any:
+    t = _dpo(cfg=dict(precompute_ref_log_probs=True))
+    t.state.global_step = 1  # as after a first train() step: the policy moved
+    return t.evaluate(eval_dataset=F.pref_ds())
 
 
 many(
@@ -1436,6 +1508,7 @@ many(
             cfg=dict(max_steps=1, precompute_ref_log_probs=True),
         ),
         "keep_middle_truncation": lambda: _dpo(cfg=dict(truncation_mode="keep_middle")),
+        "evaluate_after_training_precomputed": _dpo_evaluate_after_training_precomputed,
     },
 )
 
@@ -1472,6 +1545,27 @@ def _grpo_bad_reward_count() -> Any:
 
     t = _grpo(model=F.saved_llama(), reward_funcs=short)
     return t._generate_and_score_completions([{"prompt": "hi there"}, {"prompt": "hi there"}])
+
+
+def _grpo_bad_async_reward_count() -> Any:
+    async def short_async(completions: list[Any], **kw: Any) -> list[float]:
+        return [0.0]
+
+    t = _grpo(model=F.saved_llama(), reward_funcs=short_async)
+    return t._generate_and_score_completions([{"prompt": "hi there"}, {"prompt": "hi there"}])
+
+
+def _grpo_loss_bad_sampling_level() -> Any:
+    t = _grpo(model=F.saved_llama(), cfg=dict(importance_sampling_level="tokens"))
+    inputs = t._generate_and_score_completions([{"prompt": "hi there"}, {"prompt": "hi there"}])
+    return t.compute_loss(t.model, inputs)
+
+
+def _grpo_cast_lm_head_injected() -> Any:
+    from peft import inject_adapter_in_model
+
+    model = inject_adapter_in_model(_lora(target_modules=["q_proj", "lm_head"]), F.llama())
+    return _grpo(model=model, cfg=dict(cast_lm_head_to_fp32=True))
 
 
 class _Env:
@@ -1557,6 +1651,17 @@ many(
             cfg=dict(max_steps=1, dataloader_num_workers=2),
         ),
         "eval_without_eval_dataset": lambda: _grpo().get_eval_dataloader(),
+        "reward_count_mismatch_async": _grpo_bad_async_reward_count,
+        "loss_bad_importance_sampling_level": _grpo_loss_bad_sampling_level,
+        "cast_lm_head_injected_adapter": _grpo_cast_lm_head_injected,
+        "vespo_vllm_bad_sampling_mode": lambda: _grpo(
+            cfg=dict(
+                loss_type="vespo", use_vllm=True, vllm_importance_sampling_mode="sequence_mask"
+            )
+        ),
+        "eval_dataloader_iterable_dispatch_batches": lambda: _grpo(
+            cfg=dict(accelerator_config={"dispatch_batches": True})
+        ).get_eval_dataloader(F.prompt_ds().to_iterable_dataset()),
         "cast_lm_head_with_adapter": lambda: _grpo(
             peft_config=_lora(target_modules=["q_proj", "lm_head"]),
             cfg=dict(cast_lm_head_to_fp32=True),
@@ -1746,6 +1851,23 @@ def _peft_merge_tied() -> Any:
     return _get_peft(m, _lora(target_modules=["word_embeddings"])).merge_and_unload()
 
 
+def _distilbert() -> Any:
+    from transformers import DistilBertConfig, DistilBertForSequenceClassification
+
+    cfg = DistilBertConfig(
+        dim=32, n_layers=1, n_heads=2, hidden_dim=64, vocab_size=F.tokenizer.vocab_size,
+        max_position_embeddings=64,
+    )
+    return DistilBertForSequenceClassification(cfg)
+
+
+def _peft_prompt_generate() -> Any:
+    from peft import PromptTuningConfig, TaskType
+
+    cfg = PromptTuningConfig(task_type=TaskType.SEQ_2_SEQ_LM, num_virtual_tokens=2)
+    return _get_peft(_t5(), cfg).generate(max_new_tokens=2)
+
+
 many(
     "peft",
     "peft_model",
@@ -1753,6 +1875,7 @@ many(
         "seq2seq_generate_without_input_ids": _peft_seq2seq_generate,
         "prefix_tuning_shape_mismatch": _peft_prefix_mismatch,
         "merge_with_tied_embeddings": _peft_merge_tied,
+        "prompt_learning_generate_without_input_ids": _peft_prompt_generate,
     },
 )
 
@@ -1805,6 +1928,15 @@ many(
             _lora(target_modules=None),
         ),
         "target_modules_not_found": lambda: _get_peft(config=_lora(target_modules=["nope"])),
+        "loha_no_target_modules_unknown_type": lambda: _get_peft(
+            _distilbert(), __import__("peft").LoHaConfig(r=4, target_modules=None)
+        ),
+        "target_parameters_of_targeted_module": lambda: _get_peft(
+            config=_lora(
+                target_modules=["query"],
+                target_parameters=["bert.encoder.layer.0.attention.self.query.weight"],
+            )
+        ),
         "two_adapters_with_bias": lambda: _get_peft(
             config=_lora(target_modules=["query"], bias="all")
         ).add_adapter("second", _lora(target_modules=["query"], bias="all")),
