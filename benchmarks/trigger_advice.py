@@ -16,6 +16,11 @@ in the files of the traceback, nearest line first) and written to
     pkg/path.py:LINE in func          (library frames relative to site-packages)
     ...
 
+An advice-bearing message that a category outside the family knows better (``raw-dataset``
+for "No columns in the dataset match the model's forward method signature") is saved in
+that category's folder only when the category declares the file (``examples=(...,
+"transformers-trainer-1216.txt")``): those categories list their examples by hand.
+
 Messages of sites that are not advice-bearing go to ``examples/other/``, messages that
 match no site (raised in files the inventory does not scan, or by Python itself, e.g.
 ``'TrainingArguments' object has no attribute 'generation_config'``) to
@@ -501,7 +506,8 @@ def _model_init_and_optimizers() -> Any:
 def _no_columns() -> Any:
     from datasets import Dataset
 
-    t = _trainer(train_dataset=Dataset.from_dict({"foo": [1, 2], "bar": [3, 4]}))
+    # the text never tokenized: its one column matches nothing the model takes
+    t = _trainer(train_dataset=Dataset.from_dict({"sentence": ["hello world", "hi there"]}))
     return t.get_train_dataloader()
 
 
@@ -2036,12 +2042,15 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     sys.path.insert(0, str(ROOT))
-    from autofix.categories import EXAMPLES_DIR
+    from autofix.categories import EXAMPLES_DIR, all_categories
     from autofix.categories.catalogue.advice import ADVICE
     from autofix.categories.tracebacks import parse_traceback
     from autofix.loop.diagnosis import classify
 
     family = {c.id for c in ADVICE}
+    # a category outside the family that knows a message better (raw-dataset for "No
+    # columns in the dataset match ...") gets its example when it declares the file
+    declared = {c.id: c.examples for c in all_categories() if c.id not in family}
     inv = load_inventory(HERE / "inventory_advice.py")
     matcher = SiteMatcher(inv)
     advice_ids = {s.id for s in matcher.sites if inv.is_advice_bearing(s.template)}
@@ -2076,7 +2085,7 @@ def main(argv: list[str] | None = None) -> int:
             if site.id in written:
                 continue
             written[site.id] = category
-            if category in family:
+            if category in family or f"{slug(site.id)}.txt" in declared.get(category, ()):
                 folder = EXAMPLES_DIR / category
                 folder.mkdir(parents=True, exist_ok=True)
                 header = HEADER.format(site=site.id, call=site.call, trigger=name,

@@ -366,7 +366,8 @@ COURSE: tuple[Category, ...] = (
             r"No columns in the dataset match the model's forward method signature",
             r"encodings to this method that includes input_ids, but you provided",
         ),
-        examples=("v5.txt", "v4.txt"),
+        # the last: transformers' own message, saved by benchmarks/trigger_advice.py
+        examples=("v5.txt", "v4.txt", "transformers-trainer-1216.txt"),
     ),
     Category(
         id="ragged-batch",
