@@ -614,6 +614,12 @@ def test_provide_one_selected_in_list() -> None:
     assert alts(a) == [("set", "column", "text"), ("set", "column", "label")]
 
 
+def test_expected_got_instead_is_rename() -> None:
+    a = one("Expected 'XLoraConfig', got '<class 'peft.tuners.lora.config.LoraConfig'>' "
+            "instead.")
+    assert (a.kind, a.target, a.value) == ("rename", "LoraConfig", "XLoraConfig")
+
+
 def test_subject_of_three_words() -> None:
     a = one("Unknown importance sampling level: tokens. Possible values are 'token' and "
             "'sequence'.")

@@ -72,6 +72,7 @@ X requires that T be V                     requires    target T, constraint V, w
 X requires every T (that ...) to be V      requires    target T, constraint V, when X
 avoid using T                              remove      target T
 provide a T selected in: [A, B]            either      set T=A | set T=B
+Expected A, got B instead                  rename      target B, value A
 pip install P / upgrade P / ensure P is..  install     target P (never a script edit)
 =========================================  ==========  ========================================
 
@@ -2279,7 +2280,7 @@ def _r_contract(p: _Parser, s: str) -> list[tuple[int, int, Advice]]:
     ``make sure (provided) T returns X`` / ``T must return X`` (a function's contract: set T,
     constraint "return X"), ``X requires that T be V`` / ``X requires every T ... to be V``
     (requires T, constraint V), ``avoid using T`` (remove T), ``provide a T selected in:
-    [A, B]`` (either set T=A | set T=B)."""
+    [A, B]`` (either set T=A | set T=B), ``Expected A, got B instead`` (use A instead of B)."""
     res: list[tuple[int, int, Advice]] = []
     phrase = rf"(?:(?:provided|given|your|the)\s+)?(?:{_T}|[a-z]+(?:\s+[a-z]+){{0,2}}?)"
     for m in re.finditer(
@@ -2314,6 +2315,13 @@ def _r_contract(p: _Parser, s: str) -> list[tuple[int, int, Advice]]:
         if target:
             res.append((m.start(), m.end(), p.mk("remove", m.group(0), target, value, owner,
                                                  form="avoid")))
+    for m in re.finditer(rf"\bexpected\s+({_TOK_RX})\s*,\s*got\s+(.+?)\s+instead\b", s,
+                         re.IGNORECASE):
+        expected, _ = p.val(m.group(1))
+        got = re.search(r"(\w+)['\"]?>?['\"]?\s*$", p.t.expand(m.group(2)))
+        if isinstance(expected, str) and got:
+            res.append((m.start(), m.end(), p.mk("rename", m.group(0), got.group(1), expected,
+                                                 None, form="expected-got")))
     sel = re.search(
         r"\b(?:provide|use|choose|select|pass)\s+(?:an?\s+|the\s+)?([a-z]+(?:\s+[a-z]+)?)\s+"
         rf"(?:selected|chosen|taken)\s+(?:in|from|among)\s*:?\s*\[((?:\s*{_TOK_RX}\s*,?)+)\]",
