@@ -1874,6 +1874,35 @@ def _peft_prompt_generate() -> Any:
     return _get_peft(_t5(), cfg).generate(max_new_tokens=2)
 
 
+def _xlora_model() -> tuple[Any, str]:
+    """An X-LoRA model over one saved LoRA adapter of the tiny Llama, and that adapter's folder."""
+    from peft import XLoraConfig, get_peft_model
+
+    adapter = F.out("lora_for_xlora")
+    if not Path(adapter).exists():
+        get_peft_model(F.llama(), _lora()).save_pretrained(adapter)
+    base = F.llama()
+    base.config.use_cache = False
+    cfg = XLoraConfig(task_type="CAUSAL_LM", hidden_size=32, adapters={"0": adapter})
+    return get_peft_model(base, cfg), adapter
+
+
+def _xlora_load_lora_adapter() -> Any:
+    from peft import PeftModel
+
+    model, adapter = _xlora_model()
+    return PeftModel.from_pretrained(model, adapter)
+
+
+def _xlora_load_local_without_adapters() -> Any:
+    from peft import PeftModel
+
+    model, _ = _xlora_model()
+    saved = F.out("xlora_saved")
+    model.save_pretrained(saved)
+    return PeftModel.from_pretrained(model, saved)
+
+
 many(
     "peft",
     "peft_model",
@@ -1882,6 +1911,8 @@ many(
         "prefix_tuning_shape_mismatch": _peft_prefix_mismatch,
         "merge_with_tied_embeddings": _peft_merge_tied,
         "prompt_learning_generate_without_input_ids": _peft_prompt_generate,
+        "xlora_load_lora_adapter": _xlora_load_lora_adapter,
+        "xlora_load_local_without_adapters": _xlora_load_local_without_adapters,
     },
 )
 
