@@ -2003,6 +2003,28 @@ many(
 )
 
 
+#: Advice-bearing raises the inventory counts as reachable here that no trigger reaches, and
+#: why (transformers 5.24, datasets 5.2, accelerate 1.16, TRL 1.16, PEFT 0.21.2, CPU only).
+UNREACHED: dict[str, str] = {
+    "transformers/trainer.py:449": "compares the model's class name with MODEL_MAPPING_NAMES' "
+                                   "keys, which are model types: never true",
+    "transformers/trainer.py:709": "an XLA device only",
+    "transformers/modeling_utils.py:753": "wraps an unexpected non-OSError of the Hub lookup; "
+                                          "no argument produces one offline",
+    "transformers/integrations/peft.py:383": "needs an adapter loaded first, and add_adapter "
+                                             "needs PEFT >= 0.22",
+    "datasets/arrow_dataset.py:496": "to_tf_dataset: needs tensorflow",
+    "datasets/arrow_dataset.py:513": "to_tf_dataset: needs tensorflow",
+    "datasets/arrow_dataset.py:7021": "the dataset card of push_to_hub: needs the Hub",
+    "accelerate/accelerator.py:566": "bf16 is always supported on a CPU",
+    "accelerate/accelerator.py:1459": "an XLA device only",
+    "peft/mapping.py:86": "every PeftType has a tuner",
+    "peft/mapping.py:93": "no tuner uses shared state",
+    "peft/peft_model.py:873": "PEFT sizes the Gemma 4 prefix for the largest layer itself: only "
+                              "a config whose every layer shares KV skips them all",
+}
+
+
 # --------------------------------------------------------------------------- running
 
 
