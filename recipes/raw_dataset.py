@@ -1,10 +1,15 @@
-"""raw-dataset: ``Trainer`` is given the raw split instead of the tokenized one.
+"""raw-dataset: ``Trainer`` (or a ``DataLoader``) is given the raw split instead of the
+tokenized one.
 
 Course (chapter 8, "Debugging the training pipeline"): the script maps a tokenize
 function over ``raw_datasets`` but passes ``raw_datasets["train"]`` to ``Trainer``; the
-text columns are dropped as unused and the model gets no ``input_ids``.
-Fix: the raw dataset variable in ``train_dataset=``/``eval_dataset=`` becomes the variable
-that holds its ``.map(...)`` result, same split.
+text columns are dropped as unused and the model gets no ``input_ids``. In a hand-written
+loop the same slip builds ``DataLoader(raw_datasets["train"], collate_fn=collator)``, and
+the padding collator finds no ``input_ids`` in the text rows.
+Fix: the raw dataset variable in ``train_dataset=``/``eval_dataset=`` (or the dataset of
+a ``DataLoader`` batched by the default collate or a library collator: a function of the
+script's own may tokenize the text itself) becomes the variable that holds its
+``.map(...)`` result, same split.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from autofix.toolkit import Example, code
+from autofix.toolkit.patterns import DATALOADER
 from autofix.toolkit.scope import (
     PlannedEdits,
     branches,
@@ -28,8 +34,8 @@ _DATASET_ARGS = ("train_dataset", "eval_dataset")
 class RawDatasetToTokenized(PlannedEdits):
     id = "raw-dataset"
     category = "raw-dataset"
-    title = "pass the tokenized datasets to Trainer"
-    nothing_to_do = "no Trainer dataset argument has a tokenized counterpart"
+    title = "pass the tokenized datasets to Trainer or the DataLoader"
+    nothing_to_do = "no Trainer or DataLoader dataset argument has a tokenized counterpart"
 
     examples = (
         Example(
@@ -172,6 +178,33 @@ class RawDatasetToTokenized(PlannedEdits):
                 "                   eval_dataset=blocks['validation'])\n"
             ),
         ),
+        Example(  # a hand loop: the DataLoader's dataset, batched by a library collator
+            before=(
+                "from torch.utils.data import DataLoader\n"
+                "from transformers import DataCollatorWithPadding\n"
+                "enc = ds.map(tok, batched=True).remove_columns(['text'])\n"
+                "pad = DataCollatorWithPadding(tokenizer)\n"
+                "train = DataLoader(ds['train'], batch_size=16, collate_fn=pad)\n"
+                "test = DataLoader(enc['test'], collate_fn=DataCollatorWithPadding(tokenizer))\n"
+            ),
+            after=(
+                "from torch.utils.data import DataLoader\n"
+                "from transformers import DataCollatorWithPadding\n"
+                "enc = ds.map(tok, batched=True).remove_columns(['text'])\n"
+                "pad = DataCollatorWithPadding(tokenizer)\n"
+                "train = DataLoader(enc['train'], batch_size=16, collate_fn=pad)\n"
+                "test = DataLoader(enc['test'], collate_fn=DataCollatorWithPadding(tokenizer))\n"
+            ),
+        ),
+        Example(  # a collate function of the script's own may tokenize the text: kept
+            before=(
+                "from torch.utils.data import DataLoader\n"
+                "enc = ds.map(tok, batched=True)\n"
+                "def collate(rows):\n"
+                "    return tokenizer([r['text'] for r in rows], padding=True)\n"
+                "train = DataLoader(ds['train'], collate_fn=collate)\n"
+            ),
+        ),
         Example(  # the tokenized split is not in scope where Trainer is built: declined
             before=(
                 "from transformers import Trainer\n"
@@ -185,6 +218,12 @@ class RawDatasetToTokenized(PlannedEdits):
 
     def prepare(self, tree: cst.Module) -> None:
         for call in self.program.calls:
+            if self.is_qualified(call.func, DATALOADER):
+                dataset = self._loader_dataset(call)
+                if dataset is not None:
+                    for value, guards in branches(dataset):
+                        self._fix("dataset", value, call, 0, guards)
+                continue
             if not self.program.is_trainer_call(call):
                 continue
             for i, arg in enumerate(call.args):
@@ -192,6 +231,22 @@ class RawDatasetToTokenized(PlannedEdits):
                 if name in _DATASET_ARGS and not arg.star:
                     for value, guards in branches(arg.value):
                         self._fix(name, value, call, 0, guards)
+
+    def _loader_dataset(self, call: cst.Call) -> cst.BaseExpression | None:
+        """The dataset of ``DataLoader(...)`` (first positional or ``dataset=``) when the
+        loader batches with the default collate or a library collator (a qualified
+        ``transformers``/``torch`` callable); ``None`` with a ``collate_fn`` of the script's
+        own, which may tokenize the raw rows itself."""
+        collate = next((a.value for a in call.args if a.keyword is not None
+                        and a.keyword.value == "collate_fn"), None)
+        if collate is not None:
+            values = [collate, *self.program.values(collate)]  # collate = Collator(tok)
+            funcs = [v.func if isinstance(v, cst.Call) else v for v in values]
+            if not any(name.startswith(("transformers.", "torch."))
+                       for func in funcs for name in self.qualified(func)):
+                return None
+        return next((a.value for a in call.args if (a.keyword is None and not a.star)
+                     or (a.keyword is not None and a.keyword.value == "dataset")), None)
 
     def _fix(self, name: str, expr: cst.BaseExpression, at: cst.CSTNode, depth: int,
              guards: tuple[str, ...] = ()) -> None:

@@ -128,8 +128,10 @@ def _raw_dataset_advice(probe: ProbeReport) -> str:
     if not raw:
         return ""
     d = raw[0]
-    return (f"Trainer received columns {columns_text(d)} and no input_ids for its "
-            f"{d.role} dataset: pass the tokenized dataset (the result of "
+    given = (f"Trainer received columns {columns_text(d)} and no input_ids for its "
+             f"{d.role} dataset") if probe.trainers else (
+        f"the {d.role} dataset has columns {columns_text(d)} and no input_ids")
+    return (f"{given}: pass the tokenized dataset (the result of "
             f"dataset.map(tokenize_function, batched=True)) instead of the raw one")
 
 
