@@ -27,6 +27,7 @@ import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor
 
 from autofix.toolkit import Example, code
+from autofix.toolkit.patterns import SKLEARN_LABEL_METRIC
 from autofix.toolkit.scope import PlannedEdits, branches, replace_with
 
 _PREDICTIONS = re.compile(r"pred|logit", re.IGNORECASE)
@@ -88,6 +89,25 @@ class ArgmaxAtMetricCall(PlannedEdits):
                                 "    predictions = logits.argmax(dim=-1)\n"),
             line=8,
         ),
+        Example(  # a scikit-learn metric's y_pred, however the script writes it
+            before=(
+                "import torch\n"
+                "from sklearn.metrics import f1_score\n"
+                "print(f1_score(torch.cat(gold).numpy(), torch.cat(scores).numpy(),"
+                " average='macro'))\n"
+            ),
+            after=(
+                "import torch\n"
+                "from sklearn.metrics import f1_score\n"
+                "import numpy as np\n"
+                "\n"
+                "print(\n"
+                "    f1_score(torch.cat(gold).numpy(), np.argmax(torch.cat(scores).numpy(), "
+                "axis=-1), average='macro'),\n"
+                ")\n"
+            ),
+            line=3,
+        ),
         Example(  # the failing line passes no predictions, no metric is accumulated
             before=_BEFORE + "print(len(references))\n",
             line=4,
@@ -111,7 +131,7 @@ class ArgmaxAtMetricCall(PlannedEdits):
             for given in self._predictions(call):
                 if self._at_source(given):
                     return
-        arg = self._argument(calls[0]) if calls else None
+        arg = next((a for a in map(self._argument, calls) if a is not None), None)
         if arg is not None:
             AddImportsVisitor.add_needed_import(self.context, "numpy", asname="np")
             new = cst.parse_expression(f"np.argmax({code(arg)}, axis=-1)")
@@ -133,7 +153,16 @@ class ArgmaxAtMetricCall(PlannedEdits):
         return pos is not None and pos.start.line <= line <= pos.end.line
 
     def _argument(self, call: cst.Call) -> cst.BaseExpression | None:
-        """The predictions argument of ``call`` (not already an argmax)."""
+        """The predictions argument of ``call`` (not already an argmax): a scikit-learn
+        label metric's ``y_pred`` (second positional, whatever it is named), else an
+        argument named ``pred...``/``logit...``."""
+        if self.is_qualified(call.func, SKLEARN_LABEL_METRIC):
+            positional = [a.value for a in call.args if a.keyword is None and not a.star]
+            given = next((a.value for a in call.args if a.keyword is not None
+                          and a.keyword.value == "y_pred"), None) or (
+                positional[1] if len(positional) > 1 else None)
+            if given is not None and "argmax" not in code(given):
+                return given
         for arg in call.args:
             name = arg.keyword.value if arg.keyword is not None else ""
             value = code(arg.value)

@@ -117,3 +117,17 @@ def test_no_finding_on_the_shipped_scripts_that_evaluate_correctly() -> None:
     assert len(scripts) > 10
     flagged = [p.name for p in scripts if logits_metric_diagnoses(p.read_text())]
     assert flagged == []
+
+
+def test_a_tuple_of_lists_and_tensors_gathered_with_torch_cat() -> None:
+    source = ("import torch\nfrom sklearn.metrics import f1_score\n"
+              "scores, gold = [], []\n"
+              "for batch in test:\n"
+              "    out = model(**batch)\n"
+              "    scores.append(out.logits.cpu())\n"
+              "    gold.append(batch['labels'])\n"
+              "print(f1_score(torch.cat(gold).numpy(), torch.cat(scores).numpy(), "
+              "average='macro'))\n")
+    assert [line for line, _ in _lines(source)] == [8]
+    assert _lines(source.replace("torch.cat(scores).numpy()",
+                                 "torch.cat(scores).argmax(-1).numpy()")) == []

@@ -30,14 +30,9 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
 
+from autofix.toolkit.patterns import SKLEARN_LABEL_METRIC
 from autofix.types import Diagnosis
 
-#: scikit-learn metrics whose ``y_pred`` (second positional) is class ids.
-SKLEARN_LABEL_METRICS = frozenset(f"sklearn.metrics.{name}" for name in (
-    "accuracy_score", "balanced_accuracy_score", "f1_score", "fbeta_score",
-    "precision_score", "recall_score", "precision_recall_fscore_support", "jaccard_score",
-    "confusion_matrix", "classification_report", "matthews_corrcoef", "cohen_kappa_score",
-    "hamming_loss", "zero_one_loss"))
 #: ``evaluate.load`` names whose ``predictions`` are class ids.
 EVALUATE_LABEL_METRICS = frozenset(("accuracy", "f1", "precision", "recall",
                                     "matthews_correlation", "confusion_matrix", "glue"))
@@ -122,7 +117,7 @@ class _Collector(cst.CSTVisitor):
                 and node.args:
             self._give(func.value, node.args[0].value)
         names = {q.name for q in self.get_metadata(QualifiedNameProvider, func, set())}
-        metric = next(iter(names & SKLEARN_LABEL_METRICS), "")
+        metric = next((n for n in names if re.fullmatch(SKLEARN_LABEL_METRIC, n)), "")
         if metric:
             given = next((a.value for a in node.args if a.keyword is not None
                           and a.keyword.value == "y_pred"), None)

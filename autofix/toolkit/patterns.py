@@ -61,3 +61,9 @@ GET_PEFT_MODEL = r"peft(\.[\w.]*)?\.get_peft_model"
 PEFT_FROM_PRETRAINED = r"peft(\.[\w.]*)?\.(Auto)?PeftModel\w*\.from_pretrained"
 #: transformers' ``DataCollatorWithPadding`` (it pads the inputs and makes no labels).
 WITH_PADDING_COLLATOR = r"transformers(\.[\w.]*)?\.DataCollatorWithPadding"
+#: A scikit-learn metric whose ``y_pred`` (second positional) is class ids, not scores.
+SKLEARN_LABEL_METRIC = (r"sklearn\.metrics(\._classification)?\.(accuracy_score|"
+                        r"balanced_accuracy_score|f1_score|fbeta_score|precision_score|"
+                        r"recall_score|precision_recall_fscore_support|jaccard_score|"
+                        r"confusion_matrix|classification_report|matthews_corrcoef|"
+                        r"cohen_kappa_score|hamming_loss|zero_one_loss)")
