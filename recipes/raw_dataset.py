@@ -29,6 +29,9 @@ from autofix.toolkit.scope import (
 #: Trainer's positional parameters: model, args, data_collator, train_dataset, eval_dataset.
 _POSITIONS = {3: "train_dataset", 4: "eval_dataset"}
 _DATASET_ARGS = ("train_dataset", "eval_dataset")
+#: ``DataLoader``'s positional parameters before ``collate_fn`` (dataset, batch_size,
+#: shuffle, sampler, batch_sampler, num_workers): one more positional is the collate.
+_LOADER_COLLATE = 6
 
 
 class RawDatasetToTokenized(PlannedEdits):
@@ -205,6 +208,20 @@ class RawDatasetToTokenized(PlannedEdits):
                 "train = DataLoader(ds['train'], collate_fn=collate)\n"
             ),
         ),
+        Example(  # a collate this reading cannot see (positional, **kwargs) or whose
+            # name is also a def of the script's: kept
+            before=(
+                "from torch.utils.data import DataLoader\n"
+                "from transformers import DataCollatorWithPadding\n"
+                "enc = ds.map(tok, batched=True)\n"
+                "collate = DataCollatorWithPadding(tok)\n"
+                "def collate(rows):\n"
+                "    return tok([r['text'] for r in rows], padding=True)\n"
+                "a = DataLoader(ds['train'], collate_fn=collate)\n"
+                "b = DataLoader(ds['train'], 8, True, None, None, 0, collate)\n"
+                "c = DataLoader(ds['train'], **loader_kwargs)\n"
+            ),
+        ),
         Example(  # the tokenized split is not in scope where Trainer is built: declined
             before=(
                 "from transformers import Trainer\n"
@@ -234,19 +251,41 @@ class RawDatasetToTokenized(PlannedEdits):
 
     def _loader_dataset(self, call: cst.Call) -> cst.BaseExpression | None:
         """The dataset of ``DataLoader(...)`` (first positional or ``dataset=``) when the
-        loader batches with the default collate or a library collator (a qualified
-        ``transformers``/``torch`` callable); ``None`` with a ``collate_fn`` of the script's
-        own, which may tokenize the raw rows itself."""
+        loader surely batches with the default collate or a library collator (a
+        ``transformers``/``torch`` callable, every binding of its name one); ``None`` with
+        a ``collate_fn`` of the script's own, which may tokenize the raw rows itself, or
+        one this reading cannot see (given positionally, or through ``**kwargs``)."""
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if len(positional) > _LOADER_COLLATE or any(a.star == "**" for a in call.args):
+            return None
         collate = next((a.value for a in call.args if a.keyword is not None
                         and a.keyword.value == "collate_fn"), None)
-        if collate is not None:
-            values = [collate, *self.program.values(collate)]  # collate = Collator(tok)
-            funcs = [v.func if isinstance(v, cst.Call) else v for v in values]
-            if not any(name.startswith(("transformers.", "torch."))
-                       for func in funcs for name in self.qualified(func)):
+        if collate is not None and not (isinstance(collate, cst.Name)
+                                        and collate.value == "None"):
+            if not self._library_callable(collate, call):
                 return None
         return next((a.value for a in call.args if (a.keyword is None and not a.star)
                      or (a.keyword is not None and a.keyword.value == "dataset")), None)
+
+    def _library_callable(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """``expr`` is a ``transformers``/``torch`` callable or an instance of one
+        (``DataCollatorWithPadding(tok)``), directly or through every binding of its
+        name (a ``def`` or a parameter of the same name: not surely)."""
+        def library(node: cst.CSTNode) -> bool:
+            func = node.func if isinstance(node, cst.Call) else node
+            return any(name.startswith(("transformers.", "torch."))
+                       for name in self.qualified(func))
+
+        if library(expr):
+            return True
+        if not isinstance(expr, cst.Name):
+            return False
+        targets = self.program.resolve(expr.value, at)
+        if not targets or any(isinstance(t, (cst.FunctionDef, cst.ClassDef, cst.Param,
+                                             cst.ImportAlias)) for t in targets):
+            return False
+        values = self.program.values(expr)
+        return bool(values) and all(library(v) for v in values)
 
     def _fix(self, name: str, expr: cst.BaseExpression, at: cst.CSTNode, depth: int,
              guards: tuple[str, ...] = ()) -> None:

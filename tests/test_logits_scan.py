@@ -131,3 +131,85 @@ def test_a_tuple_of_lists_and_tensors_gathered_with_torch_cat() -> None:
     assert [line for line, _ in _lines(source)] == [8]
     assert _lines(source.replace("torch.cat(scores).numpy()",
                                  "torch.cat(scores).argmax(-1).numpy()")) == []
+
+
+#: A name bound some other way in the function that reads it (a parameter, a loop or
+#: comprehension target, a lambda parameter), or a metric name rebound to a score metric:
+#: the module's logits of the same name are not what reaches the metric.
+SHADOWED = {
+    "parameter": ("from sklearn.metrics import accuracy_score\n"
+                  "def score(preds, labels):\n"
+                  "    return accuracy_score(labels, preds)\n"
+                  "preds = model(**batch).logits\n"
+                  "print(score(preds.argmax(-1), batch['labels']))\n"),
+    "loop target": ("from sklearn.metrics import f1_score\n"
+                    "preds = model(**batch).logits\n"
+                    "def report(batches):\n"
+                    "    for preds, labels in batches:\n"
+                    "        print(f1_score(labels, preds))\n"),
+    "lambda": ("from sklearn.metrics import accuracy_score\n"
+               "preds = model(**batch).logits\n"
+               "score = lambda preds: accuracy_score(y, preds)\n"),
+    "comprehension": ("from sklearn.metrics import accuracy_score\n"
+                      "p = model(**batch).logits\n"
+                      "scores = [accuracy_score(y, p) for p in per_fold_class_ids]\n"),
+    "inner parameter": ("from sklearn.metrics import accuracy_score\n"
+                        "logits = model(**batch).logits\n"
+                        "def outer():\n"
+                        "    def inner(logits):\n"
+                        "        return accuracy_score(labels, logits)\n"
+                        "    return inner(logits.argmax(-1))\n"),
+    "local score metric": ("import evaluate\n"
+                           "metric = evaluate.load('accuracy')\n"
+                           "def similarity(model, loader):\n"
+                           "    metric = evaluate.load('spearmanr')\n"
+                           "    for batch in loader:\n"
+                           "        out = model(**batch)\n"
+                           "        metric.add_batch(predictions=out.logits, references=y)\n"),
+    "metric rebound": ("import evaluate\n"
+                       "metric = evaluate.load('accuracy')\n"
+                       "metric = evaluate.load('pearsonr')\n"
+                       "out = cross_encoder(**pairs)\n"
+                       "print(metric.compute(predictions=out.logits, references=gold))\n"),
+}
+
+#: Other spellings of logits reaching a label metric.
+REACHING = {
+    "subscript": ("from sklearn.metrics import accuracy_score\n"
+                  "outputs = model(**batch)\n"
+                  "preds = outputs['logits'].numpy()\n"
+                  "print(accuracy_score(batch['labels'], preds))\n"),
+    "gather on an attribute": ("import evaluate\n"
+                               "class Loop:\n"
+                               "    def evaluate(self):\n"
+                               "        metric = evaluate.load('accuracy')\n"
+                               "        for batch in self.loader:\n"
+                               "            outputs = self.model(**batch)\n"
+                               "            preds = self.accelerator.gather_for_metrics("
+                               "outputs.logits)\n"
+                               "            metric.add_batch(predictions=preds, references=y)\n"),
+    "comprehension": ("import numpy as np\nfrom sklearn.metrics import accuracy_score\n"
+                      "outs = [model(**b) for b in batches]\n"
+                      "preds = np.concatenate([o.logits.numpy() for o in outs])\n"
+                      "print(accuracy_score(y, preds))\n"),
+    "list addition": ("from sklearn.metrics import accuracy_score\n"
+                      "preds = []\n"
+                      "for batch in loader:\n"
+                      "    preds = preds + model(**batch).logits.tolist()\n"
+                      "print(accuracy_score(labels, preds))\n"),
+    "load_metric": ("from datasets import load_metric\n"
+                    "metric = load_metric('accuracy')\n"
+                    "for batch in loader:\n"
+                    "    outputs = model(**batch)\n"
+                    "    metric.add_batch(predictions=outputs.logits, references=y)\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SHADOWED))
+def test_names_bound_otherwise_are_not_followed(case: str) -> None:
+    assert _lines(SHADOWED[case]) == []
+
+
+@pytest.mark.parametrize("case", sorted(REACHING))
+def test_other_spellings_of_logits_reaching_the_metric(case: str) -> None:
+    assert len(_lines(REACHING[case])) == 1

@@ -36,14 +36,18 @@ from autofix.types import Diagnosis
 #: ``evaluate.load`` names whose ``predictions`` are class ids.
 EVALUATE_LABEL_METRICS = frozenset(("accuracy", "f1", "precision", "recall",
                                     "matthews_correlation", "confusion_matrix", "glue"))
-#: Calls that move or gather values without changing what they are (a method of the value,
-#: or a function of it): the logits stay logits through them.
+#: What loads a metric by name (``evaluate.load("accuracy")``; datasets' old ``load_metric``).
+METRIC_LOADERS = frozenset(("evaluate.load", "datasets.load_metric"))
+#: Calls that move values without changing what they are, methods of the value
+#: (``logits.cpu().numpy()``): the logits stay logits through them.
 METHODS = frozenset(("numpy", "cpu", "detach", "tolist", "to", "float", "contiguous",
-                     "clone", "gather", "gather_for_metrics", "pad_across_processes"))
+                     "clone"))
+#: ... methods that gather their argument across processes (``accelerator.gather(x)``) ...
+GATHERS = frozenset(("gather", "gather_for_metrics", "pad_across_processes"))
 #: ... and functions of it (``np.concatenate(values)``, ``torch.cat(values)``).
 FUNCTIONS = frozenset(("concatenate", "cat", "stack", "vstack", "hstack", "array", "asarray",
                        "tensor", "as_tensor", "list"))
-PLUMBING = METHODS | FUNCTIONS
+PLUMBING = METHODS | GATHERS | FUNCTIONS
 _REGRESSION = re.compile(r"num_labels\s*=\s*1\b|regression")
 #: ``Diagnosis.via`` of these findings (the commit message words them as read, not raised).
 SOURCE_SCAN = "source-scan"
@@ -64,14 +68,18 @@ def _name_of(func: cst.BaseExpression) -> str:
 @dataclass
 class _Collector(cst.CSTVisitor):
     """Values given to each name per function (assignments, ``+=``, ``append``/``extend``
-    arguments), the metric calls and their predictions, and the ``evaluate`` metrics."""
+    arguments), the names bound some other way (parameters, ``for``/``with``/comprehension
+    targets, lambda parameters: their values are not followed), the metric calls and their
+    predictions, and what each name is loaded with (``evaluate.load``: the metric's name,
+    anything else "")."""
 
     METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider)
 
     values: dict[tuple[_Scope, str], list[cst.BaseExpression]] = field(default_factory=dict)
+    opaque: set[tuple[_Scope, str]] = field(default_factory=set)
     metrics: list[tuple[cst.Call, cst.BaseExpression, _Scope, str]] = field(
         default_factory=list)
-    evaluate_metrics: dict[tuple[_Scope, str], str] = field(default_factory=dict)
+    loads: dict[tuple[_Scope, str], list[str]] = field(default_factory=dict)
     stack: list[cst.FunctionDef] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -81,28 +89,74 @@ class _Collector(cst.CSTVisitor):
     def scope(self) -> _Scope:
         return self.stack[-1] if self.stack else None
 
+    def _hide(self, target: cst.CSTNode) -> None:
+        """Every name bound by ``target`` (a name, a tuple of names...) is opaque here."""
+        if isinstance(target, cst.Name):
+            self.opaque.add((self.scope, target.value))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._hide(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._hide(target.value)
+
+    def _hide_params(self, params: cst.Parameters) -> None:
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            self.opaque.add((self.scope, param.name.value))
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                self.opaque.add((self.scope, star.name.value))
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.stack.append(node)
+        self._hide_params(node.params)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.stack.pop()
 
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._hide_params(node.params)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._hide(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._hide(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._hide(node.asname.name)
+
     def _give(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
             self.values.setdefault((self.scope, target.value), []).append(value)
+            self.loads.setdefault((self.scope, target.value), []).append(self._loaded(value))
+        elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(
+                value, (cst.Tuple, cst.List)) and len(target.elements) == len(value.elements):
+            for t, v in zip(target.elements, value.elements, strict=True):  # a, b = [], []
+                self._give(t.value, v.value)
+        elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Call) \
+                and _name_of(value.func) in GATHERS and value.args \
+                and isinstance(value.args[0].value, (cst.Tuple, cst.List)):
+            # p, r = accelerator.gather_for_metrics((p, r)): each gathered as it was
+            self._give(target, value.args[0].value)
+        else:
+            self._hide(target)
+
+    def _loaded(self, value: cst.BaseExpression) -> str:
+        """The label metric ``value`` loads (``evaluate.load("accuracy")``), else ""."""
+        if not isinstance(value, cst.Call):
+            return ""
+        names = {q.name for q in self.get_metadata(QualifiedNameProvider, value.func, set())}
+        arg = next((a.value for a in value.args if a.keyword is None
+                    or a.keyword.value == "path"), None)
+        if names & METRIC_LOADERS and isinstance(arg, cst.SimpleString) and \
+                arg.evaluated_value in EVALUATE_LABEL_METRICS:
+            return str(arg.evaluated_value)
+        return ""
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self._give(target.target, node.value)
-        if isinstance(node.value, cst.Call) and len(node.targets) == 1 and \
-                isinstance(node.targets[0].target, cst.Name):
-            names = {q.name for q in self.get_metadata(QualifiedNameProvider,
-                                                       node.value.func, set())}
-            arg = node.value.args[0].value if node.value.args else None
-            if "evaluate.load" in names and isinstance(arg, cst.SimpleString) and \
-                    arg.evaluated_value in EVALUATE_LABEL_METRICS:
-                self.evaluate_metrics[(self.scope, node.targets[0].target.value)] = \
-                    str(arg.evaluated_value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._give(node.target, node.value)
@@ -136,6 +190,15 @@ class _Collector(cst.CSTVisitor):
                 self.metrics.append((node, given, self.scope,
                                      f"{func.value.value}.{func.attr.value}"))
 
+    def lookup(self, scope: _Scope, name: str) -> tuple[_Scope, bool]:
+        """Where ``name`` read in ``scope`` is bound: ``scope`` itself when it binds it,
+        else the module; and whether its values can be followed (False: bound by a
+        parameter, a loop or comprehension target...)."""
+        if scope is not None and (scope, name) not in self.values \
+                and (scope, name) not in self.opaque:
+            scope = None
+        return scope, (scope, name) not in self.opaque
+
 
 class _Flow:
     """Whether a value is a model output's ``.logits`` carried through plumbing only."""
@@ -151,28 +214,35 @@ class _Flow:
             return "other"
         if isinstance(expr, cst.Attribute):
             return "logits" if expr.attr.value == "logits" else "other"
+        if isinstance(expr, cst.Subscript):  # outputs["logits"]
+            key = expr.slice[0].slice if len(expr.slice) == 1 else None
+            return "logits" if isinstance(key, cst.Index) and isinstance(
+                key.value, cst.SimpleString) and key.value.evaluated_value == "logits" \
+                else "other"
         if isinstance(expr, cst.Name):
             if expr.value in seen:
                 return "none"
+            scope, followed = self.c.lookup(scope, expr.value)
             values = self.c.values.get((scope, expr.value))
-            if values is None and scope is not None:
-                scope, values = None, self.c.values.get((None, expr.value))
-            if not values:
+            if not followed or not values:
                 return "other"
             return self._all([self.of(v, scope, depth + 1, seen | {expr.value})
                               for v in values])
         if isinstance(expr, (cst.List, cst.Tuple)):
             return self._all([self.of(e.value, scope, depth + 1, seen)
                               for e in expr.elements if isinstance(e, cst.Element)])
+        if isinstance(expr, cst.ListComp):  # [o.logits.numpy() for o in outputs]
+            return self.of(expr.elt, scope, depth + 1, seen)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            return self._all([self.of(expr.left, scope, depth + 1, seen),
+                              self.of(expr.right, scope, depth + 1, seen)])
         if isinstance(expr, cst.Call):
-            if _name_of(expr.func) not in PLUMBING:
+            name = _name_of(expr.func)
+            if name not in PLUMBING:
                 return "other"
             parts = [a.value for a in expr.args if a.keyword is None]
-            if isinstance(expr.func, cst.Attribute) and _name_of(expr.func) in METHODS:
-                receiver = expr.func.value
-                if not isinstance(receiver, cst.Name) or receiver.value not in (
-                        "np", "numpy", "torch", "accelerator"):
-                    parts = [receiver]
+            if isinstance(expr.func, cst.Attribute) and name in METHODS:
+                parts = [expr.func.value]
             return self._all([self.of(p, scope, depth + 1, seen) for p in parts[:1]])
         return "other"
 
@@ -188,7 +258,7 @@ def logits_metric_diagnoses(source: str) -> list[Diagnosis]:
     the recipes read it: a notebook's code cells joined) given a model's raw logits, one
     per call, each at the metric call's line (module docstring). None for a source that
     does not parse or trains a regression head."""
-    if ".logits" not in source or _REGRESSION.search(source):
+    if "logits" not in source or _REGRESSION.search(source):
         return []
     try:
         wrapper = MetadataWrapper(cst.parse_module(source))
@@ -201,10 +271,11 @@ def logits_metric_diagnoses(source: str) -> list[Diagnosis]:
     found: list[Diagnosis] = []
     positions = wrapper.resolve(PositionProvider)
     for call, given, scope, name in collected.metrics:
-        if "." in name:  # evaluate: only a metric loaded as a classification one
+        if "." in name:  # evaluate: only a name every binding loads a label metric to
             metric = name.split(".", 1)[0]
-            if (scope, metric) not in collected.evaluate_metrics and \
-                    (None, metric) not in collected.evaluate_metrics:
+            where, followed = collected.lookup(scope, metric)
+            loads = collected.loads.get((where, metric), [])
+            if not followed or not loads or not all(loads):
                 continue
         if flow.of(given, scope) != "logits":
             continue
