@@ -395,6 +395,22 @@ def test_metrics_check_reads_rows_spread_over_a_sorted_set(
     assert isinstance(error, ValueError) and "Classification metrics" in str(error)
 
 
+@pytest.mark.e2e
+def test_metrics_check_failing_on_its_own_is_no_finding(
+        loop_parts: dict, tmp_path: Path) -> None:
+    """Sequence labels (a seq2seq target column: no ``unique`` in Arrow) once made the
+    check's own preparation raise, and that error was taken for the script's fault: only
+    an error the argmax confirmed is one."""
+    from autofix.run.child import preflight
+
+    def metric(pred: object) -> dict:
+        raise ValueError("needs generated tokens")
+
+    sequences = loop_parts["data"].map(lambda e: {"labels": [e["labels"], 0]})
+    assert preflight.confirm_metric_fault(_trainer(loop_parts, tmp_path, metric, sequences)) \
+        is None
+
+
 @given(total=st.integers(0, 10_000), count=st.integers(2, 64))
 def test_spread_rows_cover_the_set_from_end_to_end(total: int, count: int) -> None:
     from autofix.run.child.preflight import spread_rows

@@ -388,6 +388,11 @@ def spread_rows(total: int, count: int) -> list[int]:
     return sorted({round(i * (total - 1) / (count - 1)) for i in range(count)})
 
 
+#: Set on the exception :func:`_metrics_on_slice` raises when the argmax confirmed it (any
+#: other failure of the check's own preparation is no finding).
+CONFIRMED = "_autofix_confirmed_metric_fault"
+
+
 def _argmax_confirms(metrics: Any, prediction: Any, *args: Any, **kwargs: Any) -> bool:
     """Whether ``metrics`` runs on ``prediction`` once its logits are class ids (the
     ``metric-on-logits`` fault: the same call, only the argmax missing)."""
@@ -428,7 +433,11 @@ def _metrics_on_slice(trainer: Any) -> None:
         return
     rows = dataset.select(spread_rows(len(dataset), METRIC_ROWS))
     column = _label_column(rows)
-    if column and any(isinstance(v, str) for v in rows.unique(column)):
+    try:  # a column of sequences (seq2seq targets) has no unique()
+        names = bool(column) and any(isinstance(v, str) for v in rows.unique(column))
+    except Exception:  # noqa: BLE001 - not class labels: nothing to encode
+        names = False
+    if names:
         rows = rows.class_encode_column(column)
     confirmed: list[BaseException] = []
 
@@ -448,6 +457,8 @@ def _metrics_on_slice(trainer: Any) -> None:
             trainer.evaluate(eval_dataset=rows)
         except Exception as exc:  # noqa: BLE001 - only a confirmed metric fault is a finding
             if confirmed and exc is confirmed[0]:
+                with contextlib.suppress(AttributeError, TypeError):
+                    setattr(exc, CONFIRMED, True)
                 raise
         finally:
             args.per_device_eval_batch_size, trainer.compute_metrics = size, metrics
@@ -462,7 +473,9 @@ def confirm_metric_fault(trainer: Any) -> Exception | None:
     probe's own until the Trainer's evaluation shows it, ``early.py``)."""
     try:
         _metrics_on_slice(trainer)
-    except Exception as exc:  # noqa: BLE001 - only a confirmed metric fault gets here
+    except Exception as exc:  # noqa: BLE001 - the check's own failure is no finding
+        if not getattr(exc, CONFIRMED, False):
+            return None
         emit("preflight", **describe_exception(exc, check="metrics"))
         return exc
     return None
