@@ -26,7 +26,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.toolkit import Example, code
+from autofix.toolkit import Example, argument, code
 from autofix.toolkit.patterns import SKLEARN_LABEL_METRIC
 from autofix.toolkit.scope import PlannedEdits, branches, replace_with
 
@@ -157,10 +157,7 @@ class ArgmaxAtMetricCall(PlannedEdits):
         label metric's ``y_pred`` (second positional, whatever it is named), else an
         argument named ``pred...``/``logit...``."""
         if self.is_qualified(call.func, SKLEARN_LABEL_METRIC):
-            positional = [a.value for a in call.args if a.keyword is None and not a.star]
-            given = next((a.value for a in call.args if a.keyword is not None
-                          and a.keyword.value == "y_pred"), None) or (
-                positional[1] if len(positional) > 1 else None)
+            given = argument(call, "y_pred", 1)
             if given is not None and "argmax" not in code(given):
                 return given
         for arg in call.args:

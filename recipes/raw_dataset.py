@@ -15,8 +15,9 @@ script's own may tokenize the text itself) becomes the variable that holds its
 from __future__ import annotations
 
 import libcst as cst
+import libcst.matchers as m
 
-from autofix.toolkit import Example, code
+from autofix.toolkit import Example, argument, code, keyword
 from autofix.toolkit.patterns import DATALOADER
 from autofix.toolkit.scope import (
     PlannedEdits,
@@ -258,14 +259,11 @@ class RawDatasetToTokenized(PlannedEdits):
         positional = [a for a in call.args if a.keyword is None and not a.star]
         if len(positional) > _LOADER_COLLATE or any(a.star == "**" for a in call.args):
             return None
-        collate = next((a.value for a in call.args if a.keyword is not None
-                        and a.keyword.value == "collate_fn"), None)
-        if collate is not None and not (isinstance(collate, cst.Name)
-                                        and collate.value == "None"):
-            if not self._library_callable(collate, call):
-                return None
-        return next((a.value for a in call.args if (a.keyword is None and not a.star)
-                     or (a.keyword is not None and a.keyword.value == "dataset")), None)
+        collate = keyword(call, "collate_fn")
+        if collate is not None and not m.matches(collate.value, m.Name("None")) \
+                and not self._library_callable(collate.value, call):
+            return None
+        return argument(call, "dataset", 0)
 
     def _library_callable(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
         """``expr`` is a ``transformers``/``torch`` callable or an instance of one

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
 
+from autofix.toolkit.edits import argument
 from autofix.toolkit.patterns import SKLEARN_LABEL_METRIC
 from autofix.types import Diagnosis
 
@@ -173,11 +174,7 @@ class _Collector(cst.CSTVisitor):
         names = {q.name for q in self.get_metadata(QualifiedNameProvider, func, set())}
         metric = next((n for n in names if re.fullmatch(SKLEARN_LABEL_METRIC, n)), "")
         if metric:
-            given = next((a.value for a in node.args if a.keyword is not None
-                          and a.keyword.value == "y_pred"), None)
-            positional = [a.value for a in node.args if a.keyword is None]
-            if given is None and len(positional) >= 2:
-                given = positional[1]
+            given = argument(node, "y_pred", 1)
             if given is not None:
                 self.metrics.append((node, given, self.scope, metric.rsplit(".", 1)[1]))
             return

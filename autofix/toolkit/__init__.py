@@ -6,7 +6,7 @@ A recipe is one LibCST codemod class in one module, with its own examples (Fixit
 (raised when the code does not have the shape the recipe fixes). Around it:
 
 * :mod:`~autofix.toolkit.edits`: keyword arguments added, replaced, removed with the
-  call's formatting kept (:func:`keyword`, :func:`append_keyword`, ...);
+  call's formatting kept (:func:`keyword`, :func:`argument`, :func:`append_keyword`, ...);
 * :mod:`~autofix.toolkit.patterns`: qualified-name patterns of the library calls matched;
 * :mod:`~autofix.toolkit.insert`: scope-aware statement insertion (a new statement where
   its names resolve);
@@ -30,6 +30,7 @@ from autofix.toolkit import patterns
 from autofix.toolkit.apply import apply_recipe, iter_examples, transform
 from autofix.toolkit.edits import (
     append_keyword,
+    argument,
     code,
     drop_import,
     keyword,
@@ -49,6 +50,6 @@ from autofix.toolkit.versions import at_least
 
 __all__ = ["Example", "NotApplicable", "OtherError", "ParsedSource", "Recipe",
            "RecipeContractError",
-           "append_keyword", "apply_recipe", "at_least", "code", "contract_problems",
+           "append_keyword", "apply_recipe", "argument", "at_least", "code", "contract_problems",
            "drop_import", "find", "iter_examples", "keyword", "parse_source", "patterns",
            "remove_keyword", "replace_keyword", "transform"]

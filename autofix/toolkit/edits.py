@@ -44,6 +44,17 @@ def keyword(call: cst.Call, name: str) -> cst.Arg | None:
                 None)
 
 
+def argument(call: cst.Call, name: str, position: int) -> cst.BaseExpression | None:
+    """The value ``call`` gives its parameter ``name``, the one at ``position`` (0-based)
+    among the positional ones: as ``name=...`` or as that positional argument (starred
+    arguments are not counted); ``None`` when it gives none."""
+    given = keyword(call, name)
+    if given is not None:
+        return given.value
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    return positional[position] if len(positional) > position else None
+
+
 def append_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
     """``call`` with ``name=value`` added last, following the call's own layout.
 
