@@ -388,11 +388,6 @@ def spread_rows(total: int, count: int) -> list[int]:
     return sorted({round(i * (total - 1) / (count - 1)) for i in range(count)})
 
 
-#: Set on the exception :func:`_metrics_on_slice` raises when the argmax confirmed it (any
-#: other failure of the check's own preparation is no finding).
-CONFIRMED = "_autofix_confirmed_metric_fault"
-
-
 def _argmax_confirms(metrics: Any, prediction: Any, *args: Any, **kwargs: Any) -> bool:
     """Whether ``metrics`` runs on ``prediction`` once its logits are class ids (the
     ``metric-on-logits`` fault: the same call, only the argmax missing)."""
@@ -414,8 +409,17 @@ def _argmax_confirms(metrics: Any, prediction: Any, *args: Any, **kwargs: Any) -
 
 
 def _metrics_on_slice(trainer: Any) -> None:
+    """Check 4b as run by :func:`run_checks`: raises :func:`_confirmed_metric_error`'s
+    error, when there is one."""
+    error = _confirmed_metric_error(trainer)
+    if error is not None:
+        raise error
+
+
+def _confirmed_metric_error(trainer: Any) -> BaseException | None:
     """``evaluate`` on a few eval rows spread over the set (:func:`spread_rows`), one row
-    per batch, string labels class-encoded.
+    per batch, string labels class-encoded; returns the error of a confirmed
+    ``metric-on-logits`` fault (raised inside the script's ``compute_metrics``), else None.
 
     Run when another check failed: that fault would stop the run before the evaluation
     path (``compute_metrics``) is reached, and its fix (padding, ``class_encode_column``)
@@ -430,7 +434,7 @@ def _metrics_on_slice(trainer: Any) -> None:
     if isinstance(dataset, dict):
         dataset = next(iter(dataset.values()), None)
     if metrics is None or dataset is None or not hasattr(dataset, "select"):
-        return
+        return None
     rows = dataset.select(spread_rows(len(dataset), METRIC_ROWS))
     column = _label_column(rows)
     try:  # a column of sequences (seq2seq targets) has no unique()
@@ -457,11 +461,10 @@ def _metrics_on_slice(trainer: Any) -> None:
             trainer.evaluate(eval_dataset=rows)
         except Exception as exc:  # noqa: BLE001 - only a confirmed metric fault is a finding
             if confirmed and exc is confirmed[0]:
-                with contextlib.suppress(AttributeError, TypeError):
-                    setattr(exc, CONFIRMED, True)
-                raise
+                return exc
         finally:
             args.per_device_eval_batch_size, trainer.compute_metrics = size, metrics
+    return None
 
 
 def confirm_metric_fault(trainer: Any) -> Exception | None:
@@ -472,12 +475,12 @@ def confirm_metric_fault(trainer: Any) -> Exception | None:
     as it would have at its first evaluation; None otherwise (the early failure stays the
     probe's own until the Trainer's evaluation shows it, ``early.py``)."""
     try:
-        _metrics_on_slice(trainer)
-    except Exception as exc:  # noqa: BLE001 - the check's own failure is no finding
-        if not getattr(exc, CONFIRMED, False):
-            return None
-        emit("preflight", **describe_exception(exc, check="metrics"))
-        return exc
+        error = _confirmed_metric_error(trainer)
+    except Exception:  # noqa: BLE001 - the check's own failure is no finding
+        return None
+    if isinstance(error, Exception):
+        emit("preflight", **describe_exception(error, check="metrics"))
+        return error
     return None
 
 
