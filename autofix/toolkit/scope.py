@@ -68,8 +68,13 @@ class PlannedEdits(Recipe):
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         self.plan: dict[cst.CSTNode, Edit] = {}
+        #: called after :meth:`prepare`, before the tree is rebuilt: edits gathered while
+        #: planning and applied as one (the value service's argv lists)
+        self.finishers: list[Callable[[], None]] = []
         self.program = Program(self, tree)
         self.prepare(tree)
+        for finish in self.finishers:
+            finish()
         return super().transform_module_impl(tree)
 
     def prepare(self, tree: cst.Module) -> None:
@@ -203,14 +208,50 @@ class Program:
         return None
 
     def call_sites(self, func: cst.FunctionDef) -> list[cst.Call]:
-        """The calls of ``func`` that the module shows."""
+        """The calls of ``func`` that the module shows: ``f(...)``, ``self.f(...)``, and for
+        a class's ``__init__`` the instantiations of the class (and of its module
+        subclasses that define no ``__init__``) and the ``super().__init__(...)`` calls of
+        its module subclasses."""
         if self._sites is None:
             self._sites = {}
             for call in self.calls:
-                target = self.function_called(call)
+                target = self.function_called(call) or self.constructor_called(call)
                 if target is not None:
                     self._sites.setdefault(target, []).append(call)
         return self._sites.get(func, [])
+
+    def constructor_called(self, call: cst.Call) -> cst.FunctionDef | None:
+        """The module ``__init__`` that ``call`` runs: ``Cls(...)`` for a module class (its
+        own ``__init__`` or the first one up its module bases), or ``super().__init__(...)``
+        in a method of a module class (the first ``__init__`` up that class's bases)."""
+        cls = self.class_called(call)
+        if cls is not None:
+            return self.init_of(cls)
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "__init__" and \
+                m.matches(func.value, m.Call(func=m.Name("super"))):
+            owner = self.class_of(call)
+            if owner is not None:
+                return next((init for base in self.module_bases(owner)
+                             if (init := self.init_of(base)) is not None), None)
+        return None
+
+    def module_bases(self, cls: cst.ClassDef) -> list[cst.ClassDef]:
+        """The bases of ``cls`` defined in the module (by name), in order."""
+        return [self.classes[b.value.value] for b in cls.bases
+                if isinstance(b.value, cst.Name) and b.value.value in self.classes
+                and self.classes[b.value.value] is not cls]
+
+    def init_of(self, cls: cst.ClassDef, depth: int = 0) -> cst.FunctionDef | None:
+        """The ``__init__`` instances of ``cls`` run, when the module defines it (``cls``'s
+        own, else the first up its module bases)."""
+        for stmt in cls.body.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__":
+                return stmt
+        if depth > MAX_DEPTH:
+            return None
+        return next((init for base in self.module_bases(cls)
+                     if (init := self.init_of(base, depth + 1)) is not None), None)
 
     def bound(self, func: cst.FunctionDef, call: cst.Call, param: str
               ) -> cst.BaseExpression | None:
@@ -219,7 +260,8 @@ class Program:
             if arg.keyword is not None and arg.keyword.value == param:
                 return arg.value
         positional = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
-        if isinstance(call.func, cst.Attribute) and positional[:1] == ["self"]:
+        if positional[:1] == ["self"] and (isinstance(call.func, cst.Attribute)
+                                           or self.class_called(call) is not None):
             positional = positional[1:]
         given = [a for a in call.args if a.keyword is None]
         for i, arg in enumerate(given):
@@ -288,12 +330,16 @@ class Program:
         if isinstance(target, cst.Param):
             func = self._param_function(target)
             out: list[cst.CSTNode] = []
-            if func is not None:
-                for site in self.call_sites(func):
-                    arg = self.bound(func, site, target.name.value)
-                    if arg is not None:
-                        out += self.values(arg, depth, seen)
-            if target.default is not None:
+            sites = self.call_sites(func) if func is not None else []
+            unfilled = not sites
+            for site in sites:
+                assert func is not None
+                arg = self.bound(func, site, target.name.value)
+                if arg is not None:
+                    out += self.values(arg, depth, seen)
+                else:
+                    unfilled = True
+            if target.default is not None and unfilled:  # a call site leaves the default
                 out += self.values(target.default, depth, seen)
             if not out and target.annotation is not None:
                 ann = target.annotation.annotation
