@@ -354,6 +354,12 @@ class Applied:
     source: str
     summary: str
     line: int = 0
+    #: The candidate fixes the recipe could make here, best first (their one-line labels;
+    #: empty: one way only), and which of them this source is
+    #: (:attr:`RecipeContext.choice`). Several candidates are tried before one is kept
+    #: (:mod:`autofix.loop.candidates`).
+    options: tuple[str, ...] = ()
+    choice: int = 0
     status: ClassVar[RecipeStatus] = RecipeStatus.APPLIED
 
     @property
@@ -435,6 +441,9 @@ class RecipeContext:
     #: the run's measured facts (:attr:`ProbeReport.facts`: parameter counts, and under
     #: ``"lm"`` what the language-model checks measured: module names, lengths, tokens)
     facts: Mapping[str, Any] = field(default_factory=dict)
+    #: which of the recipe's candidate fixes to make (0: the best; see
+    #: :attr:`Applied.options`)
+    choice: int = 0
 
 
 @dataclass

@@ -27,6 +27,7 @@ from typing import Protocol
 from autofix.categories import Place, all_categories, get_category, is_category
 from autofix.errors import AutofixError, save_traceback
 from autofix.loop.api_check import api_diagnoses
+from autofix.loop.candidates import Trial, candidates, label_of, trials_text, verdict_text
 from autofix.loop.fixgroups import FixGroup, symptom_of
 from autofix.loop.logits_scan import logits_metric_diagnoses
 from autofix.loop.messages import commit_message
@@ -212,25 +213,37 @@ class _Session:
         self.api_declined: dict[str, str] = {}
         #: The API check answered before run 1 (a fork of the warm interpreter).
         self.api_first = False
+        #: The run of the candidate fix just kept (:meth:`try_candidates`), the verifying
+        #: run of its fix (:meth:`take_pending`).
+        self.pending: _Pending | None = None
 
     @property
     def program(self) -> Program:
         """The Python program the branch's current file stands for."""
         return self.document.program(self.branch.source)
 
-    def run(self, note: str = "", env: dict[str, str] | None = None) -> RunResult:
+    def run(self, note: str = "", env: dict[str, str] | None = None,
+            candidate: tuple[str, str] | None = None) -> RunResult:
+        """The next run of the branch's program; ``candidate`` (``(rel, source)``: the
+        script's program or one of the user's modules as a candidate fix would make it)
+        runs in place of the branch's version, uncommitted."""
         self.n += 1
         note, self.next_note = note or self.next_note, ""
         self.note = note
         self.observer.run_started(self.n, note)
+        files = dict(self.branch.files)
+        program = self.program
+        source = program.source
+        if candidate is not None and candidate[0] == self.branch.rel:
+            source = candidate[1]
+        elif candidate is not None:
+            files[candidate[0]] = candidate[1]
         spec = RunSpec(self.script, self.o, env={**self.checks(), **(env or {})},
                        cancel=_Either(self.drift_found, self.cancel), warm=self.warm,
                        modules={str(Path(self.branch.root) / rel): text
-                                for rel, text in self.branch.files.items()})
-        program = self.program
+                                for rel, text in files.items()})
         self.result.skipped = program.skipped
-        result = self.runner(spec, program.source, self.observer.output_line,
-                             self.observer.step)
+        result = self.runner(spec, source, self.observer.output_line, self.observer.step)
         self.result.warnings += [f"run {self.n}: a probe failed inside the script's process "
                                  f"({e}); its facts are missing" for e in result.probe.probe_errors]
         if result.teardown:
@@ -433,7 +446,7 @@ class _Session:
                 continue
             first_n, stopped = self.n + 1, False
             try:
-                judged = self.run_and_judge()
+                judged = self.take_pending() or self.run_and_judge()
             except KeyboardInterrupt:
                 if box is None or not self.drift_found.is_set() or (
                         self.cancel is not None and self.cancel.is_set()):
@@ -688,6 +701,11 @@ class _Session:
                 first_reason = first_reason or outcome.reason
                 prechecked = prechecked and outcome.precheck
                 continue
+            picked, tried = self.try_candidates(recipe, source, rc, outcome, rel, diag, run)
+            if picked is None:  # several candidates, none passed its run
+                first_reason, prechecked = first_reason or tried, False
+                continue
+            outcome = picked
             script = rel == self.branch.rel
             where = self.document.where(program, diag.line) \
                 if script and diag.line and diag.file in ("", str(self.script)) else ""
@@ -697,7 +715,8 @@ class _Session:
             rank = f"{probe.rank} of {self.o.nproc_per_node}" if probe.rank is not None \
                 else ""  # a distributed launch: which rank failed first
             message = commit_message(recipe, outcome, cause_diag, number,
-                                     self.relative(diag.file) or self.branch.rel, where, rank)
+                                     self.relative(diag.file) or self.branch.rel, where, rank,
+                                     tried=tried)
             before = self.branch.read(rel)
             try:
                 content = self.document.content(before, outcome.source) if script \
@@ -716,6 +735,53 @@ class _Session:
             first_reason += f" (also tried {', '.join(rel for rel, _, _ in targets[1:])})"
         return None, NotApplicable(first_reason, recipe.id, precheck=prechecked)
 
+    def try_candidates(self, recipe: type[Recipe], source: str, rc: RecipeContext,
+                       first: Applied, rel: str, diag: Diagnosis, run: RunResult
+                       ) -> tuple[Applied | None, str]:
+        """Several candidate fixes of ``recipe`` for ``rel`` (:mod:`autofix.loop.candidates`):
+        each run in rank order, uncommitted, until one passes the proof the fix owes
+        (:meth:`FixGroup.failed_by` against ``diag``, the diagnosis of ``run``). Returns
+        the kept candidate and the commit's paragraph on what was tried (its run is kept
+        as the verifying run: :meth:`take_pending`), or ``None`` and why none passed. One
+        way only: ``first`` as it is, nothing tried."""
+        options = candidates(recipe, source, rc, first)
+        if len(options) < 2:
+            return first, ""
+        before = self.sources()
+        key = str(self.script) if rel == self.branch.rel else str(Path(self.branch.root) / rel)
+        trials: list[Trial] = []
+        for k, outcome in enumerate(options, 1):
+            label = label_of(outcome)
+            after = {**before, key: outcome.source}
+            tried = self.run(f"candidate {k} of {len(options)} for {diag.category}: {label}",
+                             candidate=(rel, outcome.source))
+            verdict = self.judge(tried)
+            record = FixRecord(recipe.category, recipe.id, "", rel, outcome.line,
+                               outcome.summary, self.n)
+            failure = FixGroup(diag, run, self.n, [record], before, after,
+                               {recipe.id}).failed_by(tried, verdict)
+            trials.append(Trial(label, outcome, self.n, verdict_text(tried, verdict), failure))
+            if not failure:
+                self.pending = _Pending(tried, verdict, after, self.n)
+                return outcome, trials_text(trials)
+            rec = self.record(tried, verdict)
+            rec.recipe = f"{recipe.id} candidate {k}"  # tried, no commit: "not kept"
+            self.finished(rec, verdict)
+        return None, (f"{recipe.id}: none of its {len(trials)} candidates passed its run ("
+                      + "; ".join(f"{t.label}: {t.failure}" for t in trials) + ")")
+
+    def take_pending(self) -> tuple[RunResult, Healthy | Diagnosis] | None:
+        """The run of the candidate just kept, as the verifying run of its fix, when the
+        branch holds exactly what that run ran (``None`` otherwise: another fix joined the
+        group, and the run is recorded as the candidate's trial)."""
+        pending, self.pending = self.pending, None
+        if pending is None:
+            return None
+        if pending.n == self.n and pending.sources == self.sources():
+            return pending.run, pending.verdict
+        self.finished(self.record(pending.run, pending.verdict), pending.verdict)
+        return None
+
     def relative(self, file: str) -> str:
         """``file`` (a path the child reported) relative to the repository ("" outside)."""
         if not file:
@@ -724,6 +790,16 @@ class _Session:
             return Path(file).resolve().relative_to(Path(self.branch.root).resolve()).as_posix()
         except (ValueError, OSError):
             return ""
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A kept candidate's run, its verdict, the sources it ran and its number."""
+
+    run: RunResult
+    verdict: Healthy | Diagnosis
+    sources: dict[str, str]
+    n: int
 
 
 class _Either(threading.Event):

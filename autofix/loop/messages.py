@@ -28,11 +28,13 @@ def subject(recipe: type[Recipe], outcome: Applied) -> str:
 
 
 def commit_message(recipe: type[Recipe], outcome: Applied, diag: Diagnosis, run_n: int,
-                   rel: str, place: str = "", rank: str = "") -> str:
+                   rel: str, place: str = "", rank: str = "", tried: str = "") -> str:
     """The fix commit's message: subject, evidence, recipe summary and trailers.
 
     ``place`` names the failing line for a person (``"cell 3, line 2"`` in a notebook);
-    ``rank`` the rank that failed first in a distributed launch (``"1 of 2"``).
+    ``rank`` the rank that failed first in a distributed launch (``"1 of 2"``); ``tried``
+    the paragraph on the candidate fixes tried before this one was kept
+    (:func:`autofix.loop.candidates.trials_text`).
     """
     where = f"{rel}:{diag.line}" if diag.line else rel
     if place and not place.startswith("line "):
@@ -66,6 +68,8 @@ def commit_message(recipe: type[Recipe], outcome: Applied, diag: Diagnosis, run_
             "Preflight evidence:" if diag.via == PREFLIGHT_FAULT else
             "Source evidence:" if diag.via == SOURCE_SCAN else "Key traceback lines:")
         lines += ["", header, *(f"    {d}" for d in diag.details)]
-    lines += ["", f"Change: {outcome.summary}", "",
-              *Trailers(diag.category, recipe.id, diag.via, rank).lines()]
+    lines += ["", f"Change: {outcome.summary}", ""]
+    if tried:
+        lines += [tried, ""]
+    lines += Trailers(diag.category, recipe.id, diag.via, rank).lines()
     return "\n".join(lines) + "\n"

@@ -133,7 +133,8 @@ class ConsoleObserver:
             return
         where = f"{Path(diagnosis.file).name}:{diagnosis.line}" if diagnosis.line else ""
         fix = (f"→ [cyan]{record.recipe}[/cyan] [magenta]{record.commit[:8]}[/magenta]"
-               if record.commit else "→ [yellow]no fix[/yellow]")
+               if record.commit else f"→ [yellow]{record.recipe} not kept[/yellow]"
+               if record.recipe else "→ [yellow]no fix[/yellow]")
         via = f" (via {diagnosis.via})" if diagnosis.via else ""
         self.console.print(
             f"run {record.n}  [bold]{diagnosis.category}[/bold]{via}  "

@@ -67,7 +67,8 @@ def apply_recipe(recipe: type[Recipe], source: str, rc: RecipeContext) -> Recipe
         cst.parse_module(new_source)
     except cst.ParserSyntaxError as exc:  # a recipe bug; never commit it
         return RecipeCrashed(recipe.id, f"produced code that does not parse: {exc.message}")
-    return Applied(new_source, command.summary() or recipe.title, command.first_line)
+    return Applied(new_source, command.summary() or recipe.title, command.first_line,
+                   options=tuple(command.options), choice=rc.choice)
 
 
 def iter_examples(recipes: Iterable[type[Recipe]]) -> Iterable[tuple[type[Recipe], Example]]:

@@ -71,6 +71,8 @@ class Example:
     failure: ExceptionInfo | None = None
     args: tuple[str, ...] = ()  # the script's command line
     facts: tuple[tuple[str, str], ...] = ()
+    #: which of the recipe's candidate fixes ``after`` is (0: the best)
+    choice: int = 0
 
     def context(self, category: str) -> RecipeContext:
         """The :class:`RecipeContext` this example runs the recipe with."""
@@ -83,6 +85,7 @@ class Example:
             keras=self.keras,
             args=self.args,
             facts=self.run_facts,
+            choice=self.choice,
         )
 
 
@@ -216,6 +219,9 @@ class Recipe(VisitorBasedCodemodCommand):
         super().__init__(context)
         self.rc = recipe_context
         self.edits: list[str] = []
+        #: the labels of the candidate fixes the recipe could make, best first (set by
+        #: :meth:`autofix.toolkit.scope.PlannedEdits.choose`; empty: one way only)
+        self.options: list[str] = []
         self.reason = ""
         self.first_line = 0
         self.assigned: dict[str, list[str]] = {role: [] for role in self.TRACK}

@@ -20,7 +20,7 @@ function's parameters and a class field default at once.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import cast
@@ -43,7 +43,7 @@ from libcst.metadata import (
 from autofix.toolkit import patterns
 from autofix.toolkit.edits import append_keyword, code, replace_keyword
 from autofix.toolkit.parsed import find
-from autofix.toolkit.recipe import Recipe
+from autofix.toolkit.recipe import NotApplicable, Recipe
 
 #: How deep :meth:`Program.values` follows a value (assignments, returns, call sites).
 MAX_DEPTH = 12
@@ -80,6 +80,19 @@ class PlannedEdits(Recipe):
     def prepare(self, tree: cst.Module) -> None:
         """Plan the edits (subclasses); raise :class:`NotApplicable` to decline."""
 
+    def choose(self, options: Sequence[Option]) -> None:
+        """Plan one of several candidate fixes, ranked best first: the one
+        :attr:`~autofix.types.RecipeContext.choice` names (0 unless the engine asks for
+        another while it tries them, :mod:`autofix.loop.candidates`). Their labels are
+        kept (:attr:`Recipe.options`) so the engine knows there are several. Raises
+        :class:`NotApplicable` when there is none (or no such choice)."""
+        if not options:
+            raise NotApplicable(self.reason or self.nothing_to_do)
+        self.options = [o.label for o in options]
+        if self.rc.choice >= len(options):
+            raise NotApplicable(f"no candidate {self.rc.choice + 1} (only {len(options)})")
+        options[self.rc.choice].plan()
+
     def on_leave(self, original_node: cst.CSTNodeT, updated_node: cst.CSTNodeT
                  ) -> cst.CSTNodeT | cst.RemovalSentinel:
         updated = super().on_leave(original_node, updated_node)
@@ -87,6 +100,15 @@ class PlannedEdits(Recipe):
         if edit is not None and isinstance(updated, cst.CSTNode):
             return cast(cst.CSTNodeT, edit(updated))
         return updated
+
+
+@dataclass(frozen=True)
+class Option:
+    """One candidate fix of a recipe: its one-line ``label`` (``"lr=0.1"``) and the
+    function that plans its edits (:meth:`PlannedEdits.choose`)."""
+
+    label: str
+    plan: Callable[[], None]
 
 
 @dataclass
