@@ -9,23 +9,35 @@ the constant, argparse or dataclass default it comes from:
 ``TrainingArguments`` call of the file; a constructor without a rate gets ``lr=`` its
 default (1e-3 for torch's optimizers) divided. Only a rate equal to the one the run
 stepped with is divided (the diagnosis' fact ``lr``: the largest rate the probe recorded,
-the peak of a schedule), so the fixed script is left as it is. It is a trial:
-``nan-loss``'s fixes are kept only when the next run's loss is finite and falling
-(:data:`autofix.loop.verdicts.FALLING_PROOF`), else dropped and the next cause tried.
+the peak of a schedule), so the fixed script is left as it is. It is a ladder of
+candidates (:data:`RUNGS`: the rate divided by 10, 100, 1000, never under :data:`FLOOR`),
+each run before one is kept (:mod:`autofix.loop.candidates`): the first whose loss is
+finite and falling (:data:`autofix.loop.verdicts.FALLING_PROOF`) is committed; when none
+is, the next cause is tried. The rates are found through the value-source service
+(:mod:`autofix.toolkit.values`): a literal at the optimizer's constructor or
+``TrainingArguments``, the constant, argparse or dataclass default it comes from, or the
+``sys.argv`` defaults an ``HfArgumentParser`` parses.
 """
 
 from __future__ import annotations
 
+from functools import partial
+
 import libcst as cst
 
-from autofix.toolkit import Example, code, keyword
+from autofix.toolkit import Example, NotApplicable
 from autofix.toolkit.patterns import TORCH_OPTIMIZER, TRAINING_ARGS
-from autofix.toolkit.scope import PlannedEdits, append_kw, replace_with
-from autofix.toolkit.sources import CommandLine, literal_source
+from autofix.toolkit.scope import Option, PlannedEdits
+from autofix.toolkit.values import CallOwner, Owner, Values
 
 #: The learning rate is divided by this (one decade: the grid step of learning-rate
 #: sweeps, and the margin a rate just past the divergence threshold needs).
 FACTOR = 10.0
+#: The ladder: the rate divided by 10, by 100, by 1000, tried in that order (candidates,
+#: :mod:`autofix.loop.candidates`) until a run's loss is finite and falling.
+RUNGS = 3
+#: No rung goes under this rate (a rate this low trains nothing in a fine-tuning budget).
+FLOOR = 1e-7
 #: transformers' ``TrainingArguments.learning_rate`` default.
 TRAINER_DEFAULT = 5e-5
 #: A literal is the rate the run stepped with within this relative difference (a rate
@@ -33,22 +45,12 @@ TRAINER_DEFAULT = 5e-5
 SAME_RATE = 1e-3
 
 
-def _number(node: cst.BaseExpression) -> float | None:
-    """The value of a number literal (``0.01``, ``1e-3``, ``1``), else ``None``."""
-    if isinstance(node, (cst.Float, cst.Integer)):
-        return float(node.evaluated_value)
-    return None
-
-
-def _literal(value: float) -> cst.Float:
-    text = f"{value:g}"
-    return cst.Float(text if any(c in text for c in ".e") else f"{text}.0")
-
-
 class DivideLearningRate(PlannedEdits):
     id = "divide-lr"
     category = "diverging-lr"
-    title = "divide the learning rate by 10 (a trial, kept if the loss then falls)"
+    title = ("divide the learning rate by 10, then 100, 1000 (each tried; kept when the loss "
+             "then falls)")
+    subject_from_change = True
     nothing_to_do = "no optimizer or TrainingArguments learning rate found in the code"
 
     examples = (
@@ -75,6 +77,31 @@ class DivideLearningRate(PlannedEdits):
                 "opt = torch.optim.AdamW(model.parameters(), LR)\n"
             ),
             facts=(("lr", "1"),),
+        ),
+        Example(  # the second rung of the ladder: the rate divided by 100
+            before=(
+                "import torch\n"
+                "opt = torch.optim.SGD(model.parameters(), lr=10.0)\n"
+            ),
+            after=(
+                "import torch\n"
+                "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            ),
+            facts=(("lr", "10"),),
+            choice=1,
+        ),
+        Example(  # the defaults HfArgumentParser parses from sys.argv
+            before=(
+                "import sys\nfrom transformers import HfArgumentParser, TrainingArguments\n"
+                "sys.argv += ['--output_dir', 'o', '--learning_rate', '0.5']\n"
+                "(args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()\n"
+            ),
+            after=(
+                "import sys\nfrom transformers import HfArgumentParser, TrainingArguments\n"
+                "sys.argv += ['--output_dir', 'o', '--learning_rate', '0.05']\n"
+                "(args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()\n"
+            ),
+            facts=(("lr", "0.5"),),
         ),
         Example(  # TrainingArguments
             before=(
@@ -119,47 +146,49 @@ class DivideLearningRate(PlannedEdits):
             self.observed = float(self.rc.diagnosis.fact("lr"))
         except ValueError:
             self.observed = 0.0  # not recorded: every rate found is divided
-        found: list[tuple[cst.Call, str, int | None, float]] = []
-        for call in self.program.calls:
-            if self.is_qualified(call.func, TORCH_OPTIMIZER):
-                found.append((call, "lr", 1, 1e-3))
-            elif self.is_qualified(call.func, TRAINING_ARGS):
-                found.append((call, "learning_rate", None, TRAINER_DEFAULT))
-        for call, name, position, default in found:
-            self._divide(call, name, position, default)
+        values = Values(self)
+        owners: list[tuple[Owner, str, int | None, float]] = [
+            (CallOwner(values, c), "lr", 1, 1e-3) for c in values.calls(TORCH_OPTIMIZER)]
+        owners += [(o, "learning_rate", None, TRAINER_DEFAULT)
+                   for o in values.owners(TRAINING_ARGS)]
+        rates: list[tuple[Owner, str, int | None, float, bool]] = []
+        for owner, name, position, default in owners:
+            found = owner.get(name, position=position)
+            if found.command_line is not None:
+                flag, given = found.command_line.flag, found.command_line.value
+                try:
+                    lower = f"{float(given) / FACTOR:g}"
+                except ValueError:
+                    lower = f"a tenth of {given}"
+                self.reason = (f"the learning rate comes from the command line ({flag} "
+                               f"{given}): run it with {flag} {lower}")
+                continue
+            value = found.value if found.present else default
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                self.reason = self.reason or found.reason
+                continue
+            if value > 0 and self._stepped_with(float(value)):
+                rates.append((owner, name, position, float(value), found.present))
+        if not rates:
+            raise NotApplicable(self.reason or self.nothing_to_do)
+        lowest = min(r[3] for r in rates)
+        options = []
+        for rung in range(1, RUNGS + 1):
+            factor = FACTOR ** rung
+            if lowest / factor < FLOOR:
+                break
+            label = "; ".join(f"{name}={value / factor:g}" for _, name, _, value, _ in rates)
+            options.append(Option(f"{label} (/{factor:g})",
+                                  partial(self._divide, rates, factor)))
+        self.factor = FACTOR
+        self.choose(options)
 
-    def _divide(self, call: cst.Call, name: str, position: int | None,
-                default: float) -> None:
-        arg = keyword(call, name)
-        if arg is None and position is not None:
-            plain = [a for a in call.args if a.keyword is None and not a.star]
-            arg = plain[position] if len(plain) > position else None
-        what = code(call.func)
-        if arg is None:
-            if not self._stepped_with(default):
-                return
-            new = default / FACTOR
-            self.plan_edit(call, append_kw(name, _literal(new)),
-                           f"{what}: {name}={new:g} (the default {default:g} / {FACTOR:g})")
-            return
-        found = literal_source(self.program, arg.value, self.rc.args, name)
-        if isinstance(found, CommandLine):
-            try:
-                lower = f"{float(found.value) / FACTOR:g}"
-            except ValueError:
-                lower = f"a tenth of {found.value}"
-            self.reason = (f"the learning rate comes from the command line ({found.flag} "
-                           f"{found.value}): run it with {found.flag} {lower}")
-            return
-        if isinstance(found, str):
-            self.reason = self.reason or found
-            return
-        value = _number(found.node)
-        if value is None or value <= 0 or not self._stepped_with(value):
-            return
-        where = f" ({found.where}, line {self.program.line(found.node)})" if found.where else ""
-        self.plan_edit(found.node, replace_with(_literal(value / FACTOR)),
-                       f"{what}: {name}={code(found.node)} -> {value / FACTOR:g}{where}")
+    def _divide(self, rates: list[tuple[Owner, str, int | None, float, bool]],
+                factor: float) -> None:
+        self.factor = factor
+        for owner, name, position, value, present in rates:
+            why = "" if present else f"the default {value:g} / {factor:g}"
+            owner.set(name, float(f"{value / factor:.12g}"), why, position=position)
 
     def _stepped_with(self, value: float) -> bool:
         if self.observed <= 0:
@@ -171,4 +200,4 @@ class DivideLearningRate(PlannedEdits):
         return False
 
     def summary(self) -> str:
-        return f"divide the learning rate by {FACTOR:g} ({'; '.join(self.edits)})"
+        return f"divide the learning rate by {self.factor:g} ({'; '.join(self.edits)})"

@@ -1,7 +1,7 @@
 """A diverging loss repaired on the real PyTorch stack (issue 26, item 1): unnormalised
 inputs standardised where they are made (a case of the ML-Dev-Bench ``nan_losses`` kind),
 and exploding gradients whose clipping only makes the loss finite, so the clip is dropped
-and the learning rate divided. Each branch's script is then run again the way the
+and the learning rate divided, down the ladder (/10, /100) when a tenth still diverges. Each branch's script is then run again the way the
 benchmark's own test runs it: its ``train()`` must return finite losses that fall."""
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from .conftest import SAMPLES, make_repo, run_autofix
 pytestmark = pytest.mark.e2e
 
 CASES = {"house.py": SAMPLES / "divergence" / "unscaled_house_prices.py",
-         "delivery.py": SAMPLES / "divergence" / "exploding_delivery_times.py"}
+         "delivery.py": SAMPLES / "divergence" / "exploding_delivery_times.py",
+         "scores.py": SAMPLES / "divergence" / "rate_ladder_scores.py"}
 
 
 class Session:
@@ -95,4 +96,18 @@ def test_a_clip_that_leaves_the_loss_flat_is_dropped_and_the_rate_divided(
     added = [x for x in s.source.splitlines() if x not in s.original.splitlines()]
     assert added == ["optimizer = torch.optim.SGD(net.parameters(), lr=0.001)"]
     assert "clip_grad_norm_" not in s.source
+    assert falls_like_the_benchmark(rerun(s.source, tmp_path))
+
+
+def test_a_rate_still_diverging_after_one_division_goes_on_down_the_ladder(
+        sessions: dict[str, Session], tmp_path: Path) -> None:
+    s = sessions["scores.py"]
+    assert s.done.returncode == 0, s.out
+    assert [str(c.message).count("Autofix-Recipe: divide-lr") for c in s.commits] == [1]
+    message = str(s.commits[0].message)
+    assert message.startswith("autofix: divide the learning rate by 100 (lr=0.1)"), message
+    assert "1. lr=1 (/10): not kept" in message and "2. lr=0.1 (/100): kept" in message
+    assert "divide-lr candidate 1 not kept" in s.out
+    added = [x for x in s.source.splitlines() if x not in s.original.splitlines()]
+    assert added == ["optimizer = torch.optim.SGD(model.parameters(), lr=0.1)"]
     assert falls_like_the_benchmark(rerun(s.source, tmp_path))

@@ -95,15 +95,18 @@ def literal_value(node: cst.CSTNode) -> object:
 
 
 def literal_of(value: object, like: cst.CSTNode | None = None) -> cst.BaseExpression:
-    """A Python value as a LibCST literal (``"no"``, ``False``, ``3``, ``1e-05``); a string
-    takes the quotes of ``like`` when that is a plain string literal."""
+    """A Python value as a LibCST literal (``"no"``, ``False``, ``3``, ``1e-05``; an
+    expression node is returned as it is); a string takes the quotes of ``like`` when that
+    is a plain string literal."""
     if isinstance(value, bool) or value is None:
         return cst.Name(repr(value))
     if isinstance(value, int):
         return cst.Integer(str(value)) if value >= 0 else cst.UnaryOperation(
             cst.Minus(), cst.Integer(str(-value)))
+    if isinstance(value, cst.BaseExpression):
+        return value
     if isinstance(value, float):
-        text = f"{value:g}" if abs(value) < 1e-3 or abs(value) >= 1e6 else repr(value)
+        text = f"{value:.12g}"  # 0.03 / 10 is 0.003, not 0.0029999999999999996
         text = text if any(c in text for c in ".en") else f"{text}.0"
         return cst.Float(text) if value >= 0 else cst.UnaryOperation(
             cst.Minus(), cst.Float(text.lstrip("-")))
