@@ -225,14 +225,18 @@ def test_no_module_takes_another_modules_private_names() -> None:
     assert taken == []
 
 
-def _sizes() -> Iterator[tuple[str, int, list[tuple[str, int]]]]:
-    """(path, lines, [(function, lines)]) of every module of autofix/ and recipes/."""
+@functools.cache
+def _sizes() -> tuple[tuple[str, int, tuple[tuple[str, int], ...]], ...]:
+    """(path, lines, ((function, lines), ...)) of every module of autofix/ and recipes/."""
+    found = []
     for path in sorted([*PACKAGE.rglob("*.py"), *(ROOT / "recipes").rglob("*.py")]):
         text = path.read_text(encoding="utf-8")
-        functions = [(f"{n.name} (line {n.lineno})", (n.end_lineno or n.lineno) - n.lineno + 1)
-                     for n in ast.walk(ast.parse(text))
-                     if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
-        yield str(path.relative_to(ROOT)), len(text.splitlines()), functions
+        functions = tuple((f"{n.name} (line {n.lineno})",
+                           (n.end_lineno or n.lineno) - n.lineno + 1)
+                          for n in ast.walk(ast.parse(text))
+                          if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
+        found.append((str(path.relative_to(ROOT)), len(text.splitlines()), functions))
+    return tuple(found)
 
 
 def test_no_module_or_function_too_long_to_hold() -> None:
