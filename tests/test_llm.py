@@ -181,3 +181,34 @@ def test_labels_masked_from_the_first_step_are_the_labels_fault() -> None:
 
     assert diagnosis(1) == "labels-all-masked"
     assert diagnosis(3) == "nan-loss"  # a batch masked later on: reported, not this fault
+
+
+def test_sfts_dataset_preparation_is_recorded_only_with_the_preflight_on(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``preflight.patch_sft`` wraps ``SFTTrainer._prepare_dataset`` (the split's columns
+    recorded as ``sft_input``) when the preflight is on, and leaves TRL alone when off."""
+    import types
+
+    from autofix.run.child import preflight
+
+    class SFTTrainer:
+        def _prepare_dataset(self, dataset: Any, *args: Any, **kwargs: Any) -> Any:
+            return dataset
+
+    trl = types.ModuleType("trl.trainer.sft_trainer")
+    trl.SFTTrainer = SFTTrainer  # type: ignore[attr-defined]
+    original = SFTTrainer._prepare_dataset
+    monkeypatch.setattr(preflight, "ENABLED", False)
+    preflight.patch_sft(trl)
+    assert SFTTrainer._prepare_dataset is original
+    monkeypatch.setattr(preflight, "ENABLED", True)
+    monkeypatch.setattr(preflight_lm.Seen, "facts", {})
+    preflight.patch_sft(trl)
+    assert SFTTrainer._prepare_dataset is not original
+
+    class Rows(list[dict[str, Any]]):
+        column_names = ["text"]
+
+    rows = Rows([{"text": "a"}])
+    assert SFTTrainer()._prepare_dataset(rows, None, None, "train") is rows
+    assert preflight_lm.Seen.facts["sft_input"] == {"train": {"columns": ["text"]}}

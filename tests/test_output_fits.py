@@ -1,5 +1,6 @@
-"""Output that fits (issue 27, point 3): tables wrap their text columns instead of
-squeezing them, one readable line per recipe at 80 columns and in a pipe, hints wrapped
+"""Output that fits (issue 27, point 3; issue 40, point 5): tables wrap their text columns
+instead of squeezing them, one readable line per recipe in a pipe, the recipe listing
+within an 80-column terminal (ids over categories, descriptions wrapped), hints wrapped
 to the terminal only on a terminal (in a pipe one line each), and a one-line error for an
 interpreter that is not Python."""
 
@@ -18,7 +19,7 @@ from rich.console import Console
 
 from autofix.batch.jobs import Row
 from autofix.cli.batch import rows_table
-from autofix.cli.listing import TEXT_WIDTH, recipe_lines, recipes_table
+from autofix.cli.listing import TEXT_WIDTH, recipes_table
 from autofix.reports.terminal import print_hint, print_table
 from autofix.toolkit.discovery import all_recipes
 
@@ -39,8 +40,78 @@ def test_one_readable_line_per_recipe_in_a_pipe_at_80_columns() -> None:
     assert "…" not in done.stdout and "│" not in done.stdout
 
 
-def test_a_narrow_terminal_gets_lines_a_wide_one_a_wrapping_table() -> None:
-    assert recipes_table(80) is None and len(recipe_lines()) == len(all_recipes()) + 1
+def _printed(table: object, width: int) -> list[str]:
+    out = io.StringIO()
+    Console(file=out, width=width, force_terminal=True, color_system=None).print(table)
+    return out.getvalue().splitlines()
+
+
+@pytest.mark.parametrize("width", [60, 80, 100])
+def test_a_narrow_terminal_gets_the_stacked_table_within_its_width(width: int) -> None:
+    """Ids over categories, the description wrapped beside them: no line wider than the
+    terminal, every id and category whole on a line of its own, every description whole
+    once its lines are joined (issue 40: 86 lines, all wider than 80, before)."""
+    lines = _printed(recipes_table(width), width)
+    assert max(len(line) for line in lines) <= width
+    assert "…" not in "\n".join(lines)
+    stacked = _columns(lines)
+    for recipe in all_recipes():
+        assert recipe.id in stacked and stacked[recipe.id][0] == recipe.category, recipe.id
+        # whole, in order (a word longer than the column is folded across two lines)
+        assert "".join(stacked[recipe.id][1].split()) == "".join(recipe.title.split())
+
+
+def _columns(lines: list[str]) -> dict[str, tuple[str, str]]:
+    """The stacked table read back: id -> (category, the description's lines joined)."""
+    edge = lines[0].index("what it does")
+    rows: list[list[str]] = []
+    for line in lines[2:]:
+        if not line.strip():
+            rows.append([])
+        elif rows and rows[-1]:
+            rows[-1].append(line)
+        else:
+            rows.append([line])
+    found = {}
+    for row in filter(None, rows):
+        left = [ln[:edge].strip() for ln in row if ln[:edge].strip()]
+        found[left[0]] = (left[1], " ".join(" ".join(ln[edge:].split()) for ln in row).strip())
+    return found
+
+
+def test_a_very_narrow_terminal_cuts_ids_rather_than_overflow() -> None:
+    lines = _printed(recipes_table(30), 30)
+    assert max(len(line) for line in lines) <= 30 and "…" in "\n".join(lines)
+
+
+@pytest.mark.process
+def test_the_recipes_command_fits_an_80_column_terminal() -> None:
+    """``autofix recipes`` on a real terminal (a pseudo-terminal, ``COLUMNS=80``)."""
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([*AUTOFIX, "recipes"], stdout=follower, stderr=subprocess.PIPE,
+                            env={**os.environ, "COLUMNS": "80", "NO_COLOR": "1"})
+    os.close(follower)
+    chunks = []
+    while True:  # read while it writes: a full terminal buffer would block it
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the command ended and closed the terminal: everything was read
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert proc.wait(timeout=120) == 0
+    assert proc.stderr is not None and proc.stderr.read() == b""
+    text = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", b"".join(chunks).decode()).replace("\r", "")
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert set(_columns(lines)) == {r.id for r in all_recipes()}
+
+
+def test_a_wide_terminal_gets_a_wrapping_table() -> None:
     for width in (120, 160):  # ids and categories up to ~32 characters leave 30+ to wrap in
         table = recipes_table(width)
         assert table is not None

@@ -427,7 +427,7 @@ def test_child_keeps_the_last_batches_predictions(monkeypatch: pytest.MonkeyPatc
 
     import torch
 
-    from autofix.run.child import events
+    from autofix.run.child import closing, events
 
     probe = tmp_path / "probe.jsonl"
     monkeypatch.setattr(events, "PROBE_FILE", str(probe))
@@ -441,7 +441,7 @@ def test_child_keeps_the_last_batches_predictions(monkeypatch: pytest.MonkeyPatc
     events.note_predictions(torch.tensor([[0, 1]] * 3), torch.zeros(3, 2, 2))  # tokens
     for _ in range(12):
         events.note_predictions(torch.tensor([1, 1, 0]), logits)
-    events.train_facts()
+    closing.train_facts()
     facts = json.loads(probe.read_text().splitlines()[-1])
     assert facts["recent_predicted"] == [0, 1, 0] * 10
     assert facts["recent_labels"] == [1, 1, 0] * 10

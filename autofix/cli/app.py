@@ -8,7 +8,10 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from autofix.cli import batch, branches, fix, listing
+from autofix.cli.batch import batch
+from autofix.cli.branches import register as register_branches
+from autofix.cli.fix import FixCommand, fix
+from autofix.cli.listing import recipes
 from autofix.cli.options import PlainHelp
 
 
@@ -51,10 +54,10 @@ def _main(
     """Repair Hugging Face training scripts (see `autofix fix --help`)."""
 
 
-app.command("fix", cls=fix.FixCommand)(fix.fix)
-app.command("batch", cls=PlainHelp)(batch.batch)
-app.command("recipes")(listing.recipes)
-branches.register(app)
+app.command("fix", cls=FixCommand)(fix)
+app.command("batch", cls=PlainHelp)(batch)
+app.command("recipes")(recipes)
+register_branches(app)
 
 
 def main() -> None:  # pragma: no cover - console-script entry

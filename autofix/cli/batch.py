@@ -106,16 +106,54 @@ Backend = enum.Enum("Backend", {"thread": "thread", "ray": "ray"}, type=str)
 Ship = enum.Enum("Ship", {n: n for n in ("auto", "shared", "upload")}, type=str)  # type: ignore[misc]
 
 
+#: ``--jobs``'s default: the machine's cores.
+CORES = os.cpu_count() or 1
+
+PathsArgument = Annotated[list[str], typer.Argument(
+    metavar="PATHS...", help="Scripts, notebooks, folders (searched recursively) or globs.",
+    show_default=False)]
+JobsOption = Annotated[int, typer.Option(
+    metavar="N", help="Scripts repaired at once (default: the number of cores).", min=1)]
+BranchPrefixOption = Annotated[str, typer.Option(
+    metavar="PREFIX", help="Each script's branch is this prefix + its path in the repo.")]
+ReportOption = Annotated[Path | None, typer.Option(
+    "--report", metavar="PATH",
+    help="Write the batch report: .html (a page for people) or .md, with the JSON for "
+         "tools next to it (.json); any other name is the JSON, with a .md next to it.")]
+BackendOption = Annotated[Backend, typer.Option(
+    case_sensitive=False, help="thread (this machine) or ray (one Ray task per script).")]
+AddressOption = Annotated[str | None, typer.Option(
+    metavar="ADDRESS",
+    help="Ray cluster: auto (the running one) or HOST:PORT; default: a local Ray.")]
+CpusOption = Annotated[float, typer.Option(
+    metavar="N", help="Ray: CPUs declared per script.", min=0.01)]
+MemoryOption = Annotated[int, typer.Option(
+    metavar="MIB", help="Memory per script in MiB: declared to Ray; the address-space "
+                        "limit under --sandbox.", min=64)]
+RetriesOption = Annotated[int, typer.Option(
+    metavar="N", help="Ray: reruns of a task whose node or worker died.", min=0)]
+ShipOption = Annotated[Ship, typer.Option(
+    case_sensitive=False,
+    help="Ray: how the work tree reaches workers: auto, shared (same filesystem) or "
+         "upload (runtime_env working_dir).")]
+UploadOption = Annotated[int, typer.Option(
+    metavar="MIB", help="Ray: largest work tree uploaded as working_dir (MiB).", min=1)]
+SandboxOption = Annotated[bool, typer.Option(
+    "--sandbox", help="Untrusted scripts: credentials scrubbed from the environment, "
+                      "memory/CPU/process limits, no network, a throwaway copy.")]
+PassEnvOption = Annotated[list[str] | None, typer.Option(
+    metavar="NAME", help="--sandbox: keep this variable although it looks like a "
+                         "credential (repeatable).")]
+CpuSecondsOption = Annotated[int, typer.Option(
+    metavar="SECONDS", help="--sandbox: CPU seconds per run.", min=1)]
+ProcessesOption = Annotated[int, typer.Option(
+    metavar="N", help="--sandbox: processes (and threads) per run.", min=8)]
+
+
 def batch(
-    paths: Annotated[list[str], typer.Argument(
-        metavar="PATHS...", help="Scripts, notebooks, folders (searched recursively) or "
-                                 "globs.", show_default=False)],
-    jobs: Annotated[int, typer.Option(
-        metavar="N", help="Scripts repaired at once (default: the number of cores).", min=1)
-    ] = os.cpu_count() or 1,
-    branch_prefix: Annotated[str, typer.Option(
-        metavar="PREFIX", help="Each script's branch is this prefix + its path in the repo.")
-    ] = "autofix/",
+    paths: PathsArgument,
+    jobs: JobsOption = CORES,
+    branch_prefix: BranchPrefixOption = "autofix/",
     python: PythonOption = None,
     timeout: TimeoutOption = DEFAULT_TIMEOUT,
     max_steps: MaxStepsOption = DEFAULT_MAX_STEPS,
@@ -130,43 +168,18 @@ def batch(
     one_at_a_time: OneAtATimeOption = False,
     clean_tree: CleanTreeOption = False,
     warm: WarmOption = None,
-    report: Annotated[Path | None, typer.Option(
-        "--report", metavar="PATH",
-        help="Write the batch report: .html (a page for people) or .md, with the JSON for "
-             "tools next to it (.json); any other name is the JSON, with a .md next to it.")
-    ] = None,
-    backend: Annotated[Backend, typer.Option(
-        case_sensitive=False, help="thread (this machine) or ray (one Ray task per script).")
-    ] = Backend.thread,
-    address: Annotated[str | None, typer.Option(
-        metavar="ADDRESS",
-        help="Ray cluster: auto (the running one) or HOST:PORT; default: a local Ray.")
-    ] = None,
-    cpus_per_script: Annotated[float, typer.Option(
-        metavar="N", help="Ray: CPUs declared per script.", min=0.01)] = 1.0,
-    memory_mb: Annotated[int, typer.Option(
-        metavar="MIB", help="Memory per script in MiB: declared to Ray; the address-space "
-                            "limit under --sandbox.", min=64)] = 4096,
-    max_retries: Annotated[int, typer.Option(
-        metavar="N", help="Ray: reruns of a task whose node or worker died.", min=0)] = 3,
-    ship: Annotated[Ship, typer.Option(
-        case_sensitive=False,
-        help="Ray: how the work tree reaches workers: auto, shared (same filesystem) or "
-             "upload (runtime_env working_dir).")] = Ship.auto,  # type: ignore[attr-defined]
-    max_upload_mb: Annotated[int, typer.Option(
-        metavar="MIB", help="Ray: largest work tree uploaded as working_dir (MiB).", min=1)
-    ] = 100,
-    sandbox: Annotated[bool, typer.Option(
-        "--sandbox", help="Untrusted scripts: credentials scrubbed from the environment, "
-                          "memory/CPU/process limits, no network, a throwaway copy.")
-    ] = False,
-    pass_env: Annotated[list[str] | None, typer.Option(
-        metavar="NAME", help="--sandbox: keep this variable although it looks like a "
-                             "credential (repeatable).")] = None,
-    cpu_seconds: Annotated[int, typer.Option(
-        metavar="SECONDS", help="--sandbox: CPU seconds per run.", min=1)] = 3600,
-    max_processes: Annotated[int, typer.Option(
-        metavar="N", help="--sandbox: processes (and threads) per run.", min=8)] = 512,
+    report: ReportOption = None,
+    backend: BackendOption = Backend.thread,
+    address: AddressOption = None,
+    cpus_per_script: CpusOption = 1.0,
+    memory_mb: MemoryOption = 4096,
+    max_retries: RetriesOption = 3,
+    ship: ShipOption = Ship.auto,  # type: ignore[attr-defined]
+    max_upload_mb: UploadOption = 100,
+    sandbox: SandboxOption = False,
+    pass_env: PassEnvOption = None,
+    cpu_seconds: CpuSecondsOption = 3600,
+    max_processes: ProcessesOption = 512,
 ) -> None:
     """Repair many scripts and notebooks, each on its own branch from the same HEAD.
 
@@ -218,10 +231,17 @@ def batch(
         except OSError as exc:
             raise usage_error(err, f"cannot write --report {report}: {exc}") from None
         console.print("reports: " + ", ".join(str(p) for p in written))
-    ok = all(r.status in ("fixed", "clean") for r in result_rows)
-    codes = {r.code for r in result_rows}
-    gave_up = any(r.status in ("gave_up", "interrupted") for r in result_rows)
-    raise typer.Exit(EXIT_FIXED if ok else EXIT_CRASH if EXIT_CRASH in codes
-                     else EXIT_GAVE_UP if gave_up or not codes - {0} else EXIT_USAGE)
+    raise typer.Exit(exit_code(result_rows))
+
+
+def exit_code(rows: list[Row]) -> int:
+    """The batch's exit code from its rows: 0 when every script was fixed or clean, else 3
+    when a row crashed autofix, else 1 when one gave up or was interrupted or no row ended
+    by an error (``Row.code`` 0), else 2 (a row's usage or environment error)."""
+    ok = all(r.status in ("fixed", "clean") for r in rows)
+    codes = {r.code for r in rows}
+    gave_up = any(r.status in ("gave_up", "interrupted") for r in rows)
+    return EXIT_FIXED if ok else EXIT_CRASH if EXIT_CRASH in codes \
+        else EXIT_GAVE_UP if gave_up or not codes - {0} else EXIT_USAGE
 
 

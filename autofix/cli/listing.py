@@ -5,22 +5,28 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich import box
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from autofix.cli.boundary import boundary, error_console, output_console
 from autofix.toolkit.discovery import all_recipes, origin, plugins
 
-#: Narrowest "what it does" column the table wraps its text into; a terminal too narrow
-#: for it gets one line per recipe instead of a squeezed table.
+#: Narrowest "what it does" column the wide table wraps its text into; a narrower
+#: terminal gets the stacked table (:func:`stacked_table`).
 TEXT_WIDTH = 30
+#: Narrowest "what it does" column of the stacked table: on a terminal narrower than the
+#: longest id or category and this, those are cut with an ellipsis instead.
+NARROW_TEXT_WIDTH = 12
 
 
-def recipes_table(width: int = 200) -> Table | None:
-    """The recipe listing shown by ``autofix recipes`` on a ``width``-column terminal:
-    ids and categories are never wrapped or cut, the description wraps (never narrower
-    than :data:`TEXT_WIDTH`), the module column is left out when it would not fit on
-    one line; ``None`` when even that does not fit (then :func:`recipe_lines`)."""
+def recipes_table(width: int = 200) -> Table:
+    """The recipe listing shown by ``autofix recipes`` on a ``width``-column terminal,
+    never wider than ``width``: ids and categories in columns of their own, never wrapped
+    or cut, the description wrapped (never narrower than :data:`TEXT_WIDTH`), the module
+    column left out when it would not fit on one line; on a terminal too narrow for that
+    (80 columns), :func:`stacked_table`."""
     found = all_recipes()
     ids = max(len(r.id) for r in found)
     cats = max(len(r.category) for r in found)
@@ -28,7 +34,7 @@ def recipes_table(width: int = 200) -> Table | None:
     origins = max(len(origin(r)) for r in found)
     fixed = ids + cats + origins + 13  # the borders and padding of four columns
     if fixed + TEXT_WIDTH > width:
-        return None
+        return stacked_table(width)
     with_module = fixed + modules + 3 + 40 <= width
     table = Table()
     table.add_column("recipe", no_wrap=True, min_width=ids)
@@ -43,9 +49,27 @@ def recipes_table(width: int = 200) -> Table | None:
     return table
 
 
+def stacked_table(width: int) -> Table:
+    """The listing for a narrow ``width``-column terminal: two borderless columns, the
+    recipe's id over its category (dim), then the description wrapped beside them, a blank
+    line between recipes; a plugin's recipe names its origin after the description. The
+    id column is cut with an ellipsis only where ``width`` leaves the description fewer
+    than :data:`NARROW_TEXT_WIDTH` columns (an 80-column terminal cuts nothing)."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, leading=1)
+    # 3: the two columns' padding and the line rich keeps free at a table's edge
+    table.add_column("recipe / category", no_wrap=True, overflow="ellipsis",
+                     max_width=max(8, width - NARROW_TEXT_WIDTH - 3))
+    table.add_column("what it does", ratio=1, overflow="fold", min_width=NARROW_TEXT_WIDTH)
+    for recipe in all_recipes():
+        where = origin(recipe)
+        text = recipe.title + ("" if where == "autofix" else f" ({where})")
+        table.add_row(Text.assemble(recipe.id, "\n", (recipe.category, "dim")), Text(text))
+    return table
+
+
 def recipe_lines() -> list[str]:
-    """One line per recipe (a pipe, or a terminal too narrow for the table): its id, its
-    category and what it does, aligned; a plugin's recipe names its origin."""
+    """One line per recipe, for a pipe (never cut to the width): its id, its category and
+    what it does, aligned; a plugin's recipe names its origin."""
     found = all_recipes()
     ids = max(len(r.id) for r in found)
     cats = max(len(r.category) for r in found)
@@ -77,9 +101,8 @@ def recipes(
             typer.echo(recipes_markdown(), nl=False)
         else:
             console = output_console()
-            table = recipes_table(console.width) if console.is_terminal else None
-            if table is not None:
-                console.print(table)
-            else:
+            if console.is_terminal:
+                console.print(recipes_table(console.width))
+            else:  # a pipe: one whole line per recipe, for grep and the like
                 for line in recipe_lines():
                     console.print(line, markup=False)

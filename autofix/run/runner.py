@@ -188,7 +188,7 @@ class _OutputPump(threading.Thread):
         return data.decode("utf-8", "replace")
 
 
-def _kill_group(proc: subprocess.Popen[Any], cgroup: Path | None = None) -> None:
+def kill_group(proc: subprocess.Popen[Any], cgroup: Path | None = None) -> None:
     """Stop a supervised run: SIGTERM to the supervisor's process group (the supervisor
     passes it to every process of the run, waits its grace, then kills what is left),
     SIGUSR1 (kill at once) when it takes longer, SIGKILL to the group as the last resort,
@@ -268,7 +268,7 @@ def contained_run(cmd: list[str], input: str | None = None, timeout: float | Non
     try:
         out, err = proc.communicate(input, timeout=timeout)
     except BaseException:
-        _kill_group(proc, cgroup)
+        kill_group(proc, cgroup)
         proc.communicate()
         raise
     finally:
@@ -402,11 +402,11 @@ def _supervise(spec: RunSpec, cmd: list[str], env: dict[str, str], probe_file: P
                 raise KeyboardInterrupt
             time.sleep(0.05)
     except BaseException:
-        _kill_group(proc, cgroup)
+        kill_group(proc, cgroup)
         release(read)
         pump.join(timeout=5)
         raise
-    _kill_group(proc, cgroup)  # the supervisor has killed what the script left behind
+    kill_group(proc, cgroup)  # the supervisor has killed what the script left behind
     release(read)
     pump.join(timeout=10)
     seconds = time.monotonic() - started

@@ -276,14 +276,14 @@ class WarmInterpreter:
 
     def close(self) -> None:
         """End the zygote and everything it started; remove its folder."""
-        from autofix.run.runner import _kill_group, release
+        from autofix.run.runner import kill_group, release
 
         with self.lock:
             self.closed = True
             proc, self.proc = self.proc, None
         if proc is not None:
             with contextlib.suppress(OSError):
-                _kill_group(proc, self.cgroup)
+                kill_group(proc, self.cgroup)
             release(self.watch)
         shutil.rmtree(self.folder, ignore_errors=True)
 

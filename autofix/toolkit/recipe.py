@@ -27,7 +27,7 @@ from libcst.metadata import (
 )
 
 from autofix.categories import is_category
-from autofix.toolkit import cst_reflection
+from autofix.toolkit.cst_reflection import install as install_cst_reflection
 from autofix.toolkit.parsed import ParsedSource
 from autofix.types import (
     DatasetFacts,
@@ -38,7 +38,7 @@ from autofix.types import (
     TrainerFacts,
 )
 
-cst_reflection.install()  # LibCST's method lookups once per class, not per recipe
+install_cst_reflection()  # LibCST's method lookups once per class, not per recipe
 
 #: A cell delimiter of the percent format (``# %%``: Jupytext, VS Code, Spyder; autofix's
 #: own notebook program marks each cell ``# %% autofix cell N``). LibCST keeps the comment

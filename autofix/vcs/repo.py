@@ -29,9 +29,9 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def _git_errors(fn: Callable[P, R]) -> Callable[P, R]:
+def git_errors(fn: Callable[P, R]) -> Callable[P, R]:
     """Turn GitPython's ``GitCommandError`` into :class:`GitError` (exit 2 with git's
-    message): nothing outside this module sees GitPython's exception types."""
+    message): nothing outside :mod:`autofix.vcs` sees GitPython's exception types."""
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -49,7 +49,7 @@ _ZERO = "0" * 40
 _FALLBACK_IDENTITY = {"name": "autofix", "email": "autofix@localhost"}
 
 
-@_git_errors
+@git_errors
 def open_repo(script: Path, init: bool = False) -> git.Repo:
     """The repository holding ``script``; with ``init``, create one with the script as its
     first commit when there is none.
@@ -91,7 +91,7 @@ def _has_identity(repo: git.Repo) -> bool:
         reader.get_value("user", "email", ""))
 
 
-@_git_errors
+@git_errors
 def validate_branch_name(repo: git.Repo, branch: str) -> None:
     """Raise :class:`AutofixError` unless ``branch`` can name autofix's branch: a valid
     name that is not ``@``/``HEAD``, no tag's name, and no file/folder clash with an
@@ -109,7 +109,7 @@ def validate_branch_name(repo: git.Repo, branch: str) -> None:
                                f"{head.name!r} (git cannot hold both)", hint=hint)
 
 
-@_git_errors
+@git_errors
 def checked_out_branches(repo: git.Repo) -> set[str]:
     """Branches checked out in any worktree of ``repo`` (the main one and linked ones)."""
     out = repo.git.worktree("list", "--porcelain")
@@ -255,7 +255,7 @@ class FixBranch:
             return True
         return bool(blob.data_stream.read().decode("utf-8") != content)
 
-    @_git_errors
+    @git_errors
     def commit_fix(self, content: str, message: str, rel: str | None = None) -> str:
         """Commit ``content`` as the file ``rel`` (default: the script) on the branch;
         returns the fix commit's sha.
@@ -279,7 +279,7 @@ class FixBranch:
             self.files[rel] = content
         return sha
 
-    @_git_errors
+    @git_errors
     def drop_last(self) -> None:
         """Move the branch back past its last fix commit; a branch this session created
         and that is left with no fix is deleted. The dropped commit stays in the reflog."""
@@ -324,7 +324,7 @@ def _snapshot_message(rel: str, what: str = "file") -> str:
             "HEAD; this is the version autofix ran and fixed.")
 
 
-@_git_errors
+@git_errors
 def prepare_branch(repo: git.Repo, script: Path, branch: str, resume: bool,
                    base: str | None = None, dry_run: bool = False) -> FixBranch:
     """Set up the :class:`FixBranch` for ``script`` (an absolute path in ``repo``), from
@@ -416,19 +416,19 @@ def repo_containing(folder: Path) -> git.Repo:
         raise AutofixError(f"{folder} is not inside a git repository") from None
 
 
-@_git_errors
+@git_errors
 def repo_root(repo: git.Repo) -> Path:
     """The resolved work-tree root of ``repo``."""
     return Path(str(repo.working_tree_dir)).resolve()
 
 
-@_git_errors
+@git_errors
 def head_sha(repo: git.Repo) -> str:
     """The commit HEAD points at (hex sha)."""
     return str(repo.head.commit.hexsha)
 
 
-@_git_errors
+@git_errors
 def branch_names(repo: git.Repo) -> set[str]:
     """The names of the local branches of ``repo``."""
     return {h.name for h in repo.heads}

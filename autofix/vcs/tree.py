@@ -18,10 +18,10 @@ import git
 
 from autofix.errors import AutofixError
 from autofix.types import DirtyFile, MergeAdvice
-from autofix.vcs.repo import _git_errors
+from autofix.vcs.repo import git_errors
 
 
-@_git_errors
+@git_errors
 def dirty_files(repo: git.Repo) -> list[DirtyFile]:
     """The files of the work tree that differ from HEAD (``git status``: modified in the
     work tree or the index, deleted, untracked; untracked folders as one entry), sorted
@@ -44,7 +44,7 @@ def dirty_files(repo: git.Repo) -> list[DirtyFile]:
     return [DirtyFile(p, found[p]) for p in sorted(found)]
 
 
-@_git_errors
+@git_errors
 def require_clean(repo: git.Repo, scripts: list[str]) -> None:
     """``--clean-tree``: raise :class:`AutofixError` (exit 2) unless every tracked file is
     as HEAD has it and each of ``scripts`` (POSIX paths in the repository) is committed.
@@ -64,7 +64,7 @@ def require_clean(repo: git.Repo, scripts: list[str]) -> None:
              f"runs the files as they are and snapshots an edited script on the branch")
 
 
-@_git_errors
+@git_errors
 def merge_advice(repo: git.Repo, branch: str) -> MergeAdvice:
     """The commands that bring ``branch`` into the checkout as the work tree is now:
     ``git merge BRANCH`` when no uncommitted file is one the branch changes; else the

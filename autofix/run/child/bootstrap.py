@@ -48,13 +48,13 @@ def load_child_package() -> types.ModuleType:
 
 load_child_package()
 from _autofix_child import events, modules, preflight, sampling  # noqa: E402
+from _autofix_child.closing import train_facts  # noqa: E402
 from _autofix_child.contract import Env  # noqa: E402
 from _autofix_child.events import (  # noqa: E402
     AutofixStop,
     Event,
     describe_exception,
     emit,
-    train_facts,
     trimmed_traceback,
 )
 from _autofix_child.preflight import PreflightFailure  # noqa: E402

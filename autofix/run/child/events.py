@@ -99,7 +99,8 @@ def set_num_classes(num_classes: Any) -> None:
 
 
 #: Relative change of the chance level (a token entropy still being counted) that is
-#: worth a new ``chance`` event; the last value is always sent by :func:`train_facts`.
+#: worth a new ``chance`` event; the last value is always sent when the script ends
+#: (:func:`closing.train_facts`).
 CHANCE_TOLERANCE = 0.005
 
 
@@ -115,10 +116,13 @@ def set_chance(level: Chance) -> None:
     if old is None or old.kind != level.kind or old.classes != level.classes:
         if level.classes and level.kind == "classes":
             emit(Event.NUM_CLASSES, value=level.classes)
-    _emit_chance()
+    emit_chance()
 
 
-def _emit_chance(force: bool = False) -> None:
+def emit_chance(force: bool = False) -> None:
+    """Emit the monitor's chance level (event ``chance``) when it moved by more than
+    :data:`CHANCE_TOLERANCE` since the last one sent, or, with ``force``, whenever it differs
+    from that one."""
     level, sent = State.monitor.level, _Sent.chance
     if level is None:
         return
@@ -147,7 +151,7 @@ def record_step(loss: float | None, lr: float | None) -> bool:
     emit(Event.STEP, step=step, loss=_json_number(loss), lr=lr)
     if loss is not None:
         symptom = State.monitor.add(loss, lr) or _step_verdict()
-        if symptom is not None and _confirm(symptom):
+        if symptom is not None and confirm(symptom):
             return True
     if MAX_STEPS and step >= State.limit:
         if State.limit == MAX_STEPS and State.monitor.should_extend():
@@ -160,7 +164,7 @@ def record_step(loss: float | None, lr: float | None) -> bool:
         final = State.monitor.final()
         if final is not None and final.kind == "learning-slowly":
             emit("finding", kind=final.kind, step=final.step, evidence=final.evidence)
-        elif final is not None and _confirm(final):
+        elif final is not None and confirm(final):
             return True
         emit(Event.BUDGET_REACHED, step=step)
         State.stop = "budget"
@@ -181,8 +185,9 @@ def _step_verdict() -> Any:
     return verdict.symptom
 
 
-def _confirm(symptom: Any) -> bool:
-    """Emit a confirmed symptom; True when training must stop for it."""
+def confirm(symptom: Any) -> bool:
+    """Emit a confirmed symptom (a :class:`symptoms.Symptom`: event ``symptom``, or
+    ``would_stop`` once in record-only mode); True when training must stop for it."""
     if RECORD_ONLY and symptom.kind != "nan-loss":
         if not State.stall_seen:
             State.stall_seen = True
@@ -193,32 +198,6 @@ def _confirm(symptom: Any) -> bool:
          num_classes=State.monitor.num_classes, **analysis)
     State.stop = "symptom"
     return True
-
-
-def train_facts() -> None:
-    """Emit what the run did that the loss cannot show (event ``train_facts``): optimizer
-    steps, scalar ``backward`` calls and ``zero_grad`` calls of a hand loop, and the
-    trained model's parameter counts and dtype. Called once, when the script ends.
-
-    A training that ended by itself before the (extended) budget gets the monitor's final
-    verdict here, as it would have at the budget."""
-    if not State.stop and State.monitor.losses:
-        final = State.monitor.final()
-        if final is not None and final.kind == "learning-slowly":
-            emit("finding", kind=final.kind, step=final.step, evidence=final.evidence)
-        elif final is not None:
-            _confirm(final)
-    _emit_chance(force=True)
-    from . import numeric  # imports this module: loaded here, not at the top
-
-    numeric.report()
-    if State.evidence.records:
-        emit(Event.STEP_EVIDENCE, **State.evidence.summary(State.monitor))
-    predicted = [p for preds, _ in State.recent for p in preds]
-    labels = [y for _, ys in State.recent for y in ys]
-    emit("train_facts", optimizer_steps=State.steps, backward_calls=State.backward_calls,
-         zero_grad_calls=State.zero_grad_calls, recent_predicted=predicted,
-         recent_labels=labels, **State.model_facts)
 
 
 def note_predictions(labels: Any, logits: Any) -> None:

@@ -61,15 +61,13 @@ the only fault, cleanly (``AutofixStop``) with that ``preflight_fault`` reported
 
 from __future__ import annotations
 
-import contextlib
 import os
-import random
 import traceback
 import weakref
-from collections.abc import Iterator
 from typing import Any
 
 from . import early, label_contracts, preflight_lm, sampling
+from .batches import loader_batch, same_randomness
 from .contract import PROBABILITY_LOSSES, Event
 from .events import AutofixStop, State, describe_exception, emit
 
@@ -327,7 +325,7 @@ def _forward(trainer: Any, batch: Any) -> None:
             trainer.compute_loss(model, trainer._prepare_inputs(batch))
     except Exception:
         model.train()
-        with _same_randomness(), torch.enable_grad():
+        with same_randomness(), torch.enable_grad():
             trainer.compute_loss(model, trainer._prepare_inputs(batch))  # raises: a finding
     finally:
         model.train(was_training)
@@ -455,7 +453,7 @@ def _confirmed_metric_error(trainer: Any) -> BaseException | None:
 
     args = trainer.args
     size = args.per_device_eval_batch_size
-    with _same_randomness(), early.quiet(trainer):  # no callback fires (early.py)
+    with same_randomness(), early.quiet(trainer):  # no callback fires (early.py)
         try:
             args.per_device_eval_batch_size, trainer.compute_metrics = 1, confirm
             trainer.evaluate(eval_dataset=rows)
@@ -515,6 +513,13 @@ def run_checks(trainer: Any) -> list[Exception]:
     for finding in findings:
         emit("preflight", **finding)
     return errors
+
+
+def patch_sft(module: Any) -> None:
+    """When the preflight is on, record what TRL's ``SFTTrainer`` prepares from each split
+    (``module``: ``trl.trainer.sft_trainer``; :func:`preflight_lm.patch_sft`)."""
+    if ENABLED:
+        preflight_lm.patch_sft(module)
 
 
 # --- hand-written PyTorch loops ----------------------------------------------------------
@@ -584,38 +589,6 @@ def patch_loader(module: Any) -> None:
 
     __iter__._autofix = True  # type: ignore[attr-defined]
     loader_cls.__iter__ = __iter__
-
-
-@contextlib.contextmanager
-def _same_randomness() -> Iterator[None]:
-    """Restore the ``random``, ``numpy`` and ``torch`` (CPU) random states on exit."""
-    import torch
-
-    python_state = random.getstate()
-    try:
-        import numpy
-        numpy_state: Any = numpy.random.get_state()
-    except ImportError:  # pragma: no cover - numpy comes with torch here
-        numpy, numpy_state = None, None  # type: ignore[assignment]
-    with torch.random.fork_rng(devices=[]):
-        try:
-            yield
-        finally:
-            random.setstate(python_state)
-            if numpy is not None:
-                numpy.random.set_state(numpy_state)
-
-
-def _loader_batch(loader: Any) -> Any:
-    """The first rows of ``loader``'s dataset through its ``collate_fn`` (fetched as
-    torch's map-style fetcher does); ``None`` when the loader does not batch."""
-    dataset, size = loader.dataset, loader.batch_size
-    if not isinstance(size, int) or size < 1:
-        return None
-    index = list(range(min(len(dataset), size)))
-    fetch = getattr(dataset, "__getitems__", None)
-    rows = fetch(index) if fetch else [dataset[i] for i in index]
-    return loader.collate_fn(rows)
 
 
 def _before_first_forward(model: Any, args: Any) -> None:
@@ -712,10 +685,10 @@ def loop_checks(loader: Any, collate: bool = True) -> Exception | None:
             not hasattr(dataset, "unique"):
         return None
     errors: dict[str, Exception] = {}
-    with _same_randomness():
+    with same_randomness():
         try:
             if collate:
-                _loader_batch(loader)
+                loader_batch(loader)
         except Exception as exc:  # noqa: BLE001 - a finding
             errors["loader-collate"] = exc
         model = None if _Loop.labels_checked else _trained_model()

@@ -55,6 +55,7 @@ from __future__ import annotations
 import types
 from typing import Any
 
+from .batches import loader_batch, same_randomness
 from .contract import Event
 from .events import emit
 from .facts import module_names
@@ -250,10 +251,8 @@ def trainer_checks(trainer: Any) -> list[dict[str, str]]:
     model = getattr(trainer, "model", None)
     if model is None or not is_causal_lm(model) or not lm_trainer(trainer):
         return []
-    from .preflight import _same_randomness
-
     batch = None
-    with _same_randomness():
+    with same_randomness():
         try:
             batch = next(iter(trainer.get_train_dataloader()))
         except Exception:  # noqa: BLE001 - the collate check reports it
@@ -295,11 +294,9 @@ def loop_checks(loader: Any, model: Any) -> list[dict[str, str]]:
     if Seen.checked_loop or model is None or not is_causal_lm(model):
         return []
     Seen.checked_loop = True
-    from .preflight import _loader_batch, _same_randomness
-
-    with _same_randomness():
+    with same_randomness():
         try:
-            batch = _loader_batch(loader)
+            batch = loader_batch(loader)
         except Exception:  # noqa: BLE001 - the loader-collate check reports it
             batch = None
     collator = getattr(loader, "collate_fn", None)
@@ -351,12 +348,11 @@ def _record_input(dataset: Any, name: str) -> None:
 
 
 def patch_sft(module: types.ModuleType) -> None:
-    """Wrap ``SFTTrainer._prepare_dataset`` (module docstring, last paragraph)."""
-    from . import preflight
-
+    """Wrap ``SFTTrainer._prepare_dataset`` of TRL's ``module`` (module docstring, last
+    paragraph); :func:`preflight.patch_sft` calls it when the preflight is on."""
     trainer_cls = getattr(module, "SFTTrainer", None)
     original = getattr(trainer_cls, "_prepare_dataset", None)
-    if not preflight.ENABLED or original is None or getattr(original, "_autofix", False):
+    if original is None or getattr(original, "_autofix", False):
         return
 
     def _prepare_dataset(self: Any, dataset: Any, processing_class: Any, args: Any,

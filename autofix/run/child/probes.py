@@ -522,7 +522,7 @@ HOOKS = (
     ("torch.nn.functional", chance.patch_functional),
     ("transformers.modeling_utils", chance.patch_models),
     ("trl.trainer.dpo_trainer", chance.patch_trainer),
-    ("trl.trainer.sft_trainer", preflight_lm.patch_sft),
+    ("trl.trainer.sft_trainer", preflight.patch_sft),
     ("torch.nn.modules.module", numeric.patch_modules),
     ("torch.optim.optimizer", numeric.patch_optimizers),
 )

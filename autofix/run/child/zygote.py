@@ -170,7 +170,7 @@ def _prctl(option: int, value: int) -> bool:
 #: the probes' order, once the run's switches are set (``tests/test_zygote.py`` checks
 #: that this names every such patch).
 CONDITIONAL = ("preflight.patch_map", "preflight.patch_models", "preflight.patch_optimizers",
-               "preflight.patch_loader", "preflight_lm.patch_sft", "sampling.patch_load",
+               "preflight.patch_loader", "preflight.patch_sft", "sampling.patch_load",
                "sampling.patch_constructors")
 
 
