@@ -22,7 +22,7 @@ import libcst as cst
 from autofix.categories.catalogue.data import predictions_tuple
 from autofix.toolkit import Example, NotApplicable, insert, keyword
 from autofix.toolkit.facts import example_failure, failure_of
-from autofix.toolkit.scope import PlannedEdits, _fresh, append_kw
+from autofix.toolkit.scope import PlannedEdits, append_kw, fresh_name
 from autofix.types import ExceptionInfo
 
 #: The function given as ``preprocess_logits_for_metrics`` (``{name}``: a free name).
@@ -77,7 +77,7 @@ class PreprocessLogitsTuple(PlannedEdits):
             if keyword(call, "preprocess_logits_for_metrics") is not None:
                 self.reason = "the Trainer has a preprocess_logits_for_metrics already"
                 continue
-            name = _fresh("logits_only", self.program.visible_names(call))
+            name = fresh_name("logits_only", self.program.visible_names(call))
             statement = insert.enclosing_statement(self, call)
             function = cst.parse_statement(HOOK.format(name=name))
             self.plan_edit(statement, partial(_before, new=function),

@@ -555,7 +555,7 @@ class Program:
         if not sites:
             return (f"no tokenizer is in scope in {func.name.value}() and the module never "
                     f"calls {func.name.value}() to pass one")
-        param = _fresh("tokenizer", self.visible_names(at))
+        param = fresh_name("tokenizer", self.visible_names(at))
         plan = TokenizerPlan(cst.Name(param), params=[(func, param)])
         for site in sites:
             if any(a.keyword is not None and a.keyword.value == param for a in site.args) \
@@ -617,7 +617,9 @@ def _self_targets(cls: cst.ClassDef) -> Iterator[cst.AssignTarget]:
         yield target
 
 
-def _fresh(name: str, taken: list[str]) -> str:
+def fresh_name(name: str, taken: list[str]) -> str:
+    """``name``, or ``name2``, ``name3``, ... the first not in ``taken`` (the names visible
+    where a new one is bound)."""
     candidate, n = name, 1
     while candidate in taken:
         n += 1
