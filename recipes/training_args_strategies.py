@@ -9,7 +9,10 @@ can only be reloaded from a checkpoint saved right after an evaluation. The reci
 what the message asks, on the arguments it names: the save strategy follows the
 evaluation strategy (when nothing is evaluated, evaluation follows the save schedule
 instead, so the best model can still be chosen), and save steps become the next multiple
-of the evaluation steps.
+of the evaluation steps. The settings are read and written where the script defines them
+(:mod:`autofix.toolkit.values`): the call's keywords, the dict given as ``**hp``, the
+constants and defaults they come from, the ``sys.argv`` defaults a run_glue-style script
+gives ``HfArgumentParser``; a setting the user passes on the command line is named.
 """
 
 from __future__ import annotations
@@ -20,30 +23,26 @@ from collections.abc import Sequence
 import libcst as cst
 
 from autofix.categories.advice import Advice
-from autofix.toolkit import Example, Recipe, keyword
+from autofix.toolkit import Example, NotApplicable
+from autofix.toolkit.scope import PlannedEdits
+from autofix.toolkit.values import ArgvOwner, NotFollowed, Owner, Values
 
-from ._training_args import (
-    EVAL_STRATEGY,
-    TRAINING_ARGS_PATTERN,
-    int_value,
-    is_true,
-    set_keyword,
-    splatted_dicts,
-    strategy,
-)
+from ._training_args import EVAL_STRATEGY, TRAINING_ARGS_PATTERN
 
 _MATCH = "--load_best_model_at_end requires the save and eval strategy to match"
 _MULTIPLE = "--load_best_model_at_end requires the saving steps to be a round multiple"
+#: ``TrainingArguments`` defaults (transformers 4.41 to 5.x).
+_DEFAULTS = {"save_strategy": "steps", "save_steps": 500, "eval_strategy": "no"}
 
 
-class AlignSaveWithEval(Recipe):
+class AlignSaveWithEval(PlannedEdits):
     id = "training-args-strategies"
     category = "training-args-conflict"
     requires_words = (("TrainingArguments", "Seq2SeqTrainingArguments", "TFTrainingArguments"),)
     requires_imports = ("transformers",)
     title = "save checkpoints on the evaluation schedule, as load_best_model_at_end requires"
-    nothing_to_do = ("no TrainingArguments(load_best_model_at_end=True) with mismatched "
-                     "literal save/evaluation schedules")
+    nothing_to_do = ("no TrainingArguments with load_best_model_at_end=True and save/evaluation "
+                     "schedules that differ")
 
     examples = (
         Example(
@@ -51,7 +50,7 @@ class AlignSaveWithEval(Recipe):
                     "args = TrainingArguments('out', eval_strategy='epoch', save_strategy='steps',"
                     " save_steps=500,\n    load_best_model_at_end=True)\n"),
             after=("from transformers import TrainingArguments\n"
-                   "args = TrainingArguments('out', eval_strategy='epoch', save_strategy=\"epoch\","
+                   "args = TrainingArguments('out', eval_strategy='epoch', save_strategy='epoch',"
                    " save_steps=500,\n    load_best_model_at_end=True)\n"),
             evidence=f"ValueError: {_MATCH}, except when --save_strategy=\"best\", but found",
         ),
@@ -93,15 +92,52 @@ class AlignSaveWithEval(Recipe):
                     "          load_best_model_at_end=True)\n"
                     "args = TrainingArguments(**hp)\n"),
             after=("from transformers import TrainingArguments\n"
-                   "hp = dict(output_dir='out', eval_strategy='epoch', save_strategy=\"epoch\",\n"
+                   "hp = dict(output_dir='out', eval_strategy='epoch', save_strategy='epoch',\n"
                    "          load_best_model_at_end=True)\n"
                    "args = TrainingArguments(**hp)\n"),
             evidence=f"ValueError: {_MATCH}, but found",
         ),
-        Example(  # **hp and a keyword on the call too: which one wins is not read
+        Example(  # **hp and a keyword on the call too: each read where it is given
             before=("from transformers import TrainingArguments\n"
                     "hp = dict(save_strategy='steps', load_best_model_at_end=True)\n"
                     "args = TrainingArguments('out', eval_strategy='epoch', **hp)\n"),
+            after=("from transformers import TrainingArguments\n"
+                   "hp = dict(save_strategy='epoch', load_best_model_at_end=True)\n"
+                   "args = TrainingArguments('out', eval_strategy='epoch', **hp)\n"),
+            evidence=f"ValueError: {_MATCH}, but found",
+        ),
+        Example(  # run_glue style: the defaults HfArgumentParser parses from sys.argv
+            before=("import sys\nfrom transformers import HfArgumentParser, TrainingArguments\n"
+                    "if len(sys.argv) == 1:\n"
+                    "    sys.argv += ['--output_dir', 'o', '--eval_strategy', 'epoch',\n"
+                    "                 '--save_strategy', 'steps', '--save_steps', '20',\n"
+                    "                 '--load_best_model_at_end']\n"
+                    "(args,) = HfArgumentParser(TrainingArguments)"
+                    ".parse_args_into_dataclasses()\n"),
+            after=("import sys\nfrom transformers import HfArgumentParser, TrainingArguments\n"
+                   "if len(sys.argv) == 1:\n"
+                   "    sys.argv += ['--output_dir', 'o', '--eval_strategy', 'epoch',\n"
+                   "                 '--save_strategy', 'epoch',\n"
+                   "                 '--load_best_model_at_end']\n"
+                   "(args,) = HfArgumentParser(TrainingArguments)"
+                   ".parse_args_into_dataclasses()\n"),
+            evidence=f"ValueError: {_MATCH}, but found",
+        ),
+        Example(  # the strategy from a constant
+            before=("from transformers import TrainingArguments\n"
+                    "SAVE = 'steps'\n"
+                    "args = TrainingArguments('out', eval_strategy='epoch', save_strategy=SAVE,\n"
+                    "                         load_best_model_at_end=True)\n"),
+            after=("from transformers import TrainingArguments\n"
+                   "SAVE = 'epoch'\n"
+                   "args = TrainingArguments('out', eval_strategy='epoch', save_strategy=SAVE,\n"
+                   "                         load_best_model_at_end=True)\n"),
+            evidence=f"ValueError: {_MATCH}, but found",
+        ),
+        Example(  # a strategy autofix cannot read
+            before=("from transformers import TrainingArguments\n"
+                    "args = TrainingArguments('out', eval_strategy=pick(), save_strategy='steps',\n"
+                    "                         load_best_model_at_end=True)\n"),
             evidence=f"ValueError: {_MATCH}, but found",
         ),
         Example(  # already consistent
@@ -122,42 +158,46 @@ class AlignSaveWithEval(Recipe):
         """The library's message asks for save and evaluation schedules that match."""
         return "--load_best_model_at_end requires the sav" in message
 
-    def visit_Module(self, node: cst.Module) -> None:
-        self.dicts = splatted_dicts(self, node)
+    def prepare(self, tree: cst.Module) -> None:
+        values = Values(self)
+        for owner in values.owners(TRAINING_ARGS_PATTERN):
+            try:
+                if owner.value("load_best_model_at_end", default=False) is True:
+                    self._align(owner)
+            except NotFollowed as declined:
+                self.reason = str(declined)
+        if not self.edits:
+            raise NotApplicable(self.reason or self.nothing_to_do)
 
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not (self.is_qualified(original_node.func, TRAINING_ARGS_PATTERN)
-                or original_node in self.dicts) \
-                or not is_true(updated_node, "load_best_model_at_end"):
-            return updated_node
-        evaluate = strategy(updated_node, EVAL_STRATEGY, "no")
-        save = strategy(updated_node, ("save_strategy",), "steps")
+    def _align(self, owner: Owner) -> None:
+        """Plan the edits that put ``owner``'s save and evaluation schedules in line.
+        Raises :class:`NotFollowed` when a schedule cannot be read or written."""
+        evaluate = _strategy(_read(owner, EVAL_STRATEGY, _DEFAULTS["eval_strategy"]))
+        save = _strategy(_read(owner, ("save_strategy",), _DEFAULTS["save_strategy"]))
         if evaluate is None or save is None or save == "best":
-            self.reason = "the save or evaluation strategy is not a literal autofix can read"
-            return updated_node
+            self.reason = "the save or evaluation strategy is not a strategy autofix can read"
+            return
         if evaluate == "no" and save != "no":
-            name = next((n for n in EVAL_STRATEGY if keyword(updated_node, n) is not None),
-                        self.eval_name())
-            updated_node = set_keyword(updated_node, name, cst.SimpleString(f'"{save}"'))
-            steps = keyword(updated_node, "save_steps")
-            if save == "steps" and steps is not None and keyword(updated_node, "eval_steps") \
-                    is None:
-                updated_node = set_keyword(updated_node, "eval_steps", steps.value)
-            self.changed(original_node, f"evaluate on the save schedule ({name}=\"{save}\")")
-            return updated_node
+            found = owner.get(*EVAL_STRATEGY)
+            name = found.name if found.present else self.eval_name()
+            owner.set(name, save, "evaluate on the save schedule")
+            if save == "steps" and not owner.get("eval_steps").present:
+                owner.set("eval_steps", owner.value("save_steps",
+                                                    default=_DEFAULTS["save_steps"]),
+                          "the save steps")
+            return
         if evaluate != save:
-            updated_node = set_keyword(updated_node, "save_strategy",
-                                       cst.SimpleString(f'"{evaluate}"'))
-            self.changed(original_node, f"save_strategy=\"{evaluate}\", the evaluation strategy")
-            save = evaluate
+            owner.set("save_strategy", evaluate, "the evaluation strategy")
+            if isinstance(owner, ArgvOwner) and evaluate != "steps":
+                owner.remove("save_steps", "not read once saves follow the evaluation")
+            return
         if evaluate == "steps":
-            every = int_value(updated_node, "eval_steps")
-            saved = int_value(updated_node, "save_steps")
-            if every and saved and saved % every:
+            every = owner.value("eval_steps", default=None)
+            saved = owner.value("save_steps", default=_DEFAULTS["save_steps"])
+            if isinstance(every, int) and isinstance(saved, int) and every > 0 \
+                    and saved % every:
                 new = math.ceil(saved / every) * every
-                updated_node = set_keyword(updated_node, "save_steps", cst.Integer(str(new)))
-                self.changed(original_node, f"save_steps={new}, a multiple of eval_steps={every}")
-        return updated_node
+                owner.set("save_steps", new, f"a multiple of eval_steps={every}")
 
     def eval_name(self) -> str:
         """``eval_strategy`` from transformers 4.41.0, ``evaluation_strategy`` before."""
@@ -165,3 +205,19 @@ class AlignSaveWithEval(Recipe):
         parts = [int(p) for p in version.split(".")[:2] if p.isdigit()]
         return "evaluation_strategy" if len(parts) == 2 and tuple(parts) < (4, 41) \
             else "eval_strategy"
+
+
+def _read(owner: Owner, names: Sequence[str], default: object) -> object:
+    """A schedule setting's value (``default`` when absent), read from the user's command
+    line too: a fix there is named, not made (:meth:`Owner.set` raises). Raises
+    :class:`NotFollowed` when it is not a literal."""
+    found = owner.get(*names)
+    if found.command_line is not None:
+        return found.command_line.value
+    return owner.value(*names, default=default)
+
+
+def _strategy(value: object) -> str | None:
+    """A strategy as ``TrainingArguments`` reads it (``"EPOCH"``, ``IntervalStrategy.EPOCH``
+    -> ``"epoch"``); ``None`` for anything that is not a string."""
+    return value.lower() if isinstance(value, str) else None
