@@ -16,34 +16,11 @@ import libcst as cst
 import libcst.matchers as m
 
 from autofix.toolkit import Example, NotApplicable, code, patterns
+from autofix.toolkit.operators import frozen_loop_variable
 from autofix.toolkit.scope import PlannedEdits
 
 _FROZEN = {"lm": {"params_trainable": 0, "params_total": 158656, "peft_adapter": "default",
                   "peft_inference_mode": False}}
-
-
-def _frozen_name(loop: cst.For) -> str | None:
-    """The loop variable the loop's only statement freezes (``p.requires_grad = False`` or
-    ``p.requires_grad_(False)``), else ``None``."""
-    target: cst.BaseExpression = loop.target
-    if isinstance(target, cst.Tuple) and len(target.elements) == 2:
-        target = target.elements[1].value
-    if not isinstance(target, cst.Name) or not isinstance(loop.body, cst.IndentedBlock) \
-            or len(loop.body.body) != 1 or loop.orelse is not None:
-        return None
-    line = loop.body.body[0]
-    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
-        return None
-    stmt = line.body[0]
-    name = target.value
-    if m.matches(stmt, m.Assign(targets=[m.AssignTarget(target=m.Attribute(
-            value=m.Name(name), attr=m.Name("requires_grad")))], value=m.Name("False"))):
-        return name
-    if m.matches(stmt, m.Expr(value=m.Call(
-            func=m.Attribute(value=m.Name(name), attr=m.Name("requires_grad_")),
-            args=[m.Arg(value=m.Name("False"))]))):
-        return name
-    return None
 
 
 class UnfreezePeftAdapters(PlannedEdits):
@@ -95,7 +72,7 @@ class UnfreezePeftAdapters(PlannedEdits):
             raise NotApplicable("the run's facts show trainable parameters")
         self.loops: set[cst.For] = set()
         for loop in find_loops(tree):
-            if _frozen_name(loop) is None or not isinstance(loop.iter, cst.Call) or \
+            if frozen_loop_variable(loop) is None or not isinstance(loop.iter, cst.Call) or \
                     not m.matches(loop.iter.func, m.Attribute(
                         value=m.Name(), attr=m.Name("parameters") | m.Name("named_parameters"))):
                 continue

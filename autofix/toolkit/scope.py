@@ -68,6 +68,9 @@ class PlannedEdits(Recipe):
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         self.plan: dict[cst.CSTNode, Edit] = {}
+        #: statements to insert, per block: (index of the anchor, before it, statement)
+        #: (:func:`autofix.toolkit.operators.insert_statement`)
+        self.insertions: dict[cst.CSTNode, list[tuple[int, bool, cst.CSTNode]]] = {}
         #: called after :meth:`prepare`, before the tree is rebuilt: edits gathered while
         #: planning and applied as one (the value service's argv lists)
         self.finishers: list[Callable[[], None]] = []
