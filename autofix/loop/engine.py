@@ -81,7 +81,7 @@ from autofix.words import NOTHING_TRAINED, plural
 #: :func:`autofix.run.runner.run_script`; tests replay saved results). ``on_line`` gets
 #: each output line, ``on_step(step, loss)`` each optimizer step the probe records.
 Runner = Callable[[RunSpec, str, Callable[[str], None] | None,
-                   Callable[[int, float | None], None] | None], RunResult]
+                   Callable[[int, float | None, int], None] | None], RunResult]
 #: The recipes for a category id, in the order to try them (default
 #: :func:`autofix.toolkit.discovery.recipes_for`).
 RecipeLookup = Callable[[str], tuple[type[Recipe], ...]]
@@ -108,7 +108,7 @@ class Observer(Protocol):
 
     def run_finished(self, record: RunRecord, diagnosis: Diagnosis | None) -> None: ...
 
-    def step(self, n: int, loss: float | None) -> None: ...
+    def step(self, n: int, loss: float | None, total: int = 0) -> None: ...
 
 
 class NullObserver:
@@ -123,7 +123,7 @@ class NullObserver:
     def run_finished(self, record: RunRecord, diagnosis: Diagnosis | None) -> None:
         pass
 
-    def step(self, n: int, loss: float | None) -> None:
+    def step(self, n: int, loss: float | None, total: int = 0) -> None:
         pass
 
 
