@@ -71,6 +71,16 @@ def old_python() -> str:
     return str(OLD_PYTHON)
 
 
+def chromium() -> str:
+    """The headless browser the report pages are rendered in (the Debian ``chromium``
+    package); the calling test is skipped, saying how to get it, when it is missing."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("Chromium is missing: the full set-up, scripts/setup.sh (not --main-only), "
+                    "installs it (apt-get install chromium, as root or through sudo)")
+    return browser
+
+
 def make_repo(path: Path, files: dict[str, str | Path]) -> git.Repo:
     """A git repo at ``path`` whose first commit holds ``files`` (text, or a path to copy;
     a directory path is copied whole)."""

@@ -34,12 +34,12 @@ def test_four_workers_on_one_repository(scratch_repo: Repo) -> None:
     before = snapshot(repo)
     done = run_autofix(["batch", "ex", "--jobs", "4", "--timeout", "60",
                         "--report", "../batch.json"], root)
-    assert done.returncode == 1, done.stdout + done.stderr  # hang and broken cannot be fixed
+    assert done.returncode == 1, done.stdout + done.stderr  # hang cannot be fixed
     assert snapshot(repo) == before
     report = json.loads((root.parent / "batch.json").read_text())
     status = {s["path"]: s["status"] for s in report["scripts"]}
     assert status == {**{f"ex/drift_{i}.py": "fixed" for i in range(3)},
-                      "ex/hang.py": "gave_up", "ex/broken.py": "gave_up", "ex/ok.py": "clean"}
+                      "ex/hang.py": "gave_up", "ex/broken.py": "error", "ex/ok.py": "clean"}
     for i in range(3):
         branch = f"autofix/ex/drift_{i}"
         assert trailers(repo, branch, "main") == ["api-drift"]
@@ -48,6 +48,9 @@ def test_four_workers_on_one_repository(scratch_repo: Repo) -> None:
         assert repo.commit(branch).parents[0].hexsha == before["head"]
     assert sorted(h.name for h in repo.heads) == sorted(
         ["main", *(f"autofix/ex/drift_{i}" for i in range(3))])
+    broken = next(s for s in report["scripts"] if s["path"] == "ex/broken.py")
+    assert broken["runs"] == [] and broken["reason"].startswith(
+        "ex/broken.py, line 4, column 10: the script does not parse")  # never run
     hang = next(s for s in report["scripts"] if s["path"] == "ex/hang.py")
     assert hang["runs"][0]["category"] == "timeout"
     markdown = (root.parent / "batch.md").read_text()

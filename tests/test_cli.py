@@ -76,18 +76,40 @@ def test_clean_script_makes_no_branch(scratch_repo: Repo) -> None:
     assert [r["outcome"] for r in report["runs"]] == ["ok"]
 
 
-def test_syntax_error_reports_location_and_commits_nothing(scratch_repo: Repo) -> None:
+def test_a_script_that_does_not_parse_is_refused_before_any_run(scratch_repo: Repo) -> None:
+    """Exit 2 before any run is announced: one line with the file, the line, the column
+    and the parser's own message; no branch, no run in the report."""
     repo = scratch_repo({"broken.py": TEST_SCRIPTS / "syntax_error.py"})
     before = snapshot(repo)
     done = run_autofix(["broken.py", "--report", "../r.json"], workdir(repo))
-    assert done.returncode == 1
-    assert "syntax-error" in done.stdout
-    assert "broken.py:4" in done.stdout
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "error: broken.py, line 4, column 10: the script does not parse: invalid syntax "
+        "(nothing was run)"]
+    assert "running the script" not in done.stdout and "run 1" not in done.stdout
     assert [h.name for h in repo.heads] == ["main"]
     assert snapshot(repo) == before
     report = json.loads((workdir(repo).parent / "r.json").read_text())
-    assert report["status"] == "gave_up" and report["fixes"] == []
-    assert report["runs"][0]["category"] == "syntax-error"
+    assert report["status"] == "error" and report["runs"] == [] and report["fixes"] == []
+    assert "broken.py, line 4" in report["reason"]
+
+
+def test_a_notebook_cell_that_does_not_parse_is_named_by_cell(scratch_repo: Repo) -> None:
+    """A notebook's code cells are parsed as the program autofix runs (magics and shell
+    lines set aside): the location is the cell and its own line."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# train"),
+                nbformat.v4.new_code_cell("%pip install torch\nimport os"),
+                nbformat.v4.new_code_cell("x = 1\nprint 'hello'")]
+    repo = scratch_repo({"train.ipynb": nbformat.writes(nb)})
+    done = run_autofix(["train.ipynb"], workdir(repo))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "error: train.ipynb, cell 2, line 2, column 1: the script does not parse: Missing "
+        "parentheses in call to 'print'. Did you mean print(...)? (nothing was run)"]
+    assert "running the script" not in done.stdout
 
 
 def test_hanging_script_is_killed_at_timeout(scratch_repo: Repo) -> None:

@@ -199,3 +199,45 @@ def test_loss_without_head_advice_only_for_base_models() -> None:
                         "return a loss from the inputs, only the following keys: logits.")
     exc = parse_traceback(causal)
     assert exc is not None and classify(exc).id == "unknown"  # a causal LM without labels
+
+
+def _float_ids_failure(trainer_datasets: tuple[object, ...], line: str) -> object:
+    from autofix.categories.failure import Failure
+    from autofix.types import DatasetFacts, ExceptionInfo, FrameFacts, TrainerFacts
+
+    target = {"kind": "tensor", "dtype": "torch.float32", "shape": [8], "min": 0, "max": 1,
+              "integral": True}
+    logits = {"kind": "tensor", "dtype": "torch.float32", "shape": [8, 2]}
+    exc = ExceptionInfo("builtins.RuntimeError", "expected target dtype to be Long or Byte, "
+                        "but got Float", facts=(FrameFacts(
+                            "torch/nn/functional.py", 1, "cross_entropy", False,
+                            {"input": logits, "target": target}),))
+    trainers = [TrainerFacts("Trainer", "BertForSequenceClassification", 2,
+                             (DatasetFacts("train", ("input_ids", "labels"), 64, "labels",
+                                           "int"),))] if trainer_datasets else []
+    return Failure(exc, "loss", (), ProbeReport(exception=exc, trainers=trainers),
+                   user_line=("train.py", 15, line))
+
+
+@pytest.mark.parametrize(("trainer", "line", "says", "never"), [
+    ((), "loss = loss_fn(model(x), y)",
+     ["train.py, line 15: `loss = loss_fn(model(x), y)`", "`y` holds whole class ids as "
+      "float32", "or pass `y.long()` to the loss"], ["cast_column", "Value("]),
+    (("train",), "Trainer(model=m, args=a, train_dataset=train).train()",
+     ["train.py, line 15", "the datasets column 'labels'",
+      "train = train.cast_column('labels', Value(\"int64\"))"], ["torch.long", ".long()"]),
+])
+def test_class_ids_advice_names_the_scripts_own_terms(trainer: tuple[str, ...], line: str,
+                                                      says: list[str], never: list[str]
+                                                      ) -> None:
+    """A plain loop is told its own line, target and the int64 token; a Trainer script the
+    datasets column it gave the trainer: never a library call the script does not use."""
+    from autofix.categories import get_category
+
+    category = get_category("class-ids-as-floats")
+    assert category.advise is not None
+    advice = category.advise(_float_ids_failure(trainer, line))  # type: ignore[arg-type]
+    for text in says:
+        assert text in advice, advice
+    for text in never:
+        assert text not in advice, advice

@@ -30,7 +30,7 @@ SLOW_DRIFT = "import time\ntime.sleep(15)\n" + DRIFT  # each run: long enough to
 
 
 def twenty_scripts() -> dict[str, str | Path]:
-    """20 submissions: 10 fixable (one api-drift commit each), 5 clean, 5 unfixable."""
+    """20 submissions: 10 fixable (one api-drift commit each), 5 clean, 5 that do not parse."""
     files: dict[str, str | Path] = {f"sub/drift_{i:02d}.py": DRIFT for i in range(10)}
     files.update({f"sub/clean_{i}.py": TEST_SCRIPTS / "clean.py" for i in range(5)})
     files.update({f"sub/broken_{i}.py": TEST_SCRIPTS / "syntax_error.py" for i in range(5)})
@@ -43,7 +43,7 @@ def check_repository(repo: git.Repo, rows: list[Row], base: str) -> None:
     status = {r.path: r.status for r in rows}
     assert status == {**{f"sub/drift_{i:02d}.py": "fixed" for i in range(10)},
                       **{f"sub/clean_{i}.py": "clean" for i in range(5)},
-                      **{f"sub/broken_{i}.py": "gave_up" for i in range(5)}}, \
+                      **{f"sub/broken_{i}.py": "error" for i in range(5)}}, \
         {r.path: (r.status, r.error) for r in rows}
     branches = sorted(h.name for h in repo.heads if h.name != "main")
     assert branches == [f"autofix/sub/drift_{i:02d}" for i in range(10)]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -25,6 +24,8 @@ from autofix.reports.formats import (
     write_session_report,
 )
 from autofix.types import Diagnosis, FixRecord, RunRecord, SessionResult, Status
+
+from .conftest import chromium
 
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
 DIFF = ("--- a/train.py\n+++ b/train.py\n@@ -1,2 +1,2 @@\n import torch\n"
@@ -88,10 +89,7 @@ def _colour_pixels(png: Path, rgb: tuple[int, int, int], tol: int = 40) -> int:
 def test_html_report_shows_the_loss_curves_in_chromium(tmp_path: Path) -> None:
     """Rendered by the Debian ``chromium`` package headless; the screenshot is kept as a
     test artefact and must show both runs' curves (matplotlib's first two colours)."""
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser is None:
-        pytest.fail("chromium is missing: scripts/setup.sh installs it (apt-get install "
-                    "chromium)")
+    browser = chromium()
     page = write_session_report(tmp_path / "r.html", _result())[0]
     assert len(loss_png(_result())) > 10_000
     shot = tmp_path / "report-screenshot.png"
@@ -111,9 +109,7 @@ def test_html_report_shows_the_loss_curves_in_chromium(tmp_path: Path) -> None:
 
 def screenshot(page: Path, shot: Path) -> Path:
     """Render ``page`` in headless Chromium (the Debian package) into ``shot``."""
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser is None:
-        pytest.fail("chromium is missing: scripts/setup.sh installs it")
+    browser = chromium()
     subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
                     "--hide-scrollbars", f"--screenshot={shot}", "--window-size=1000,900",
                     page.as_uri()], check=True, capture_output=True, timeout=120)
@@ -259,9 +255,7 @@ def test_the_teachers_page_in_chromium(tmp_path: Path) -> None:
     assert "autofix could not run it: no such file" in text
     assert "<div class='banner'>Do not merge as is" in text
     shot = tmp_path / "class.png"
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser is None:
-        pytest.fail("chromium is missing: scripts/setup.sh installs it")
+    browser = chromium()
     subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
                     "--disable-background-networking", "--hide-scrollbars",
                     f"--screenshot={shot}", "--window-size=1000,6000", page.as_uri()],

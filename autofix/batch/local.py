@@ -48,7 +48,7 @@ class _RowObserver:
         self.row.note = diagnosis.category if diagnosis else record.outcome
         self.changed()
 
-    def step(self, n: int, loss: float | None) -> None:
+    def step(self, n: int, loss: float | None, total: int = 0) -> None:
         pass
 
 

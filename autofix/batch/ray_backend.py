@@ -103,7 +103,7 @@ class _TaskObserver:
             self.fixes += len(record.recipe.split(", "))
         self._put(fixes=self.fixes, note=diagnosis.category if diagnosis else record.outcome)
 
-    def step(self, n: int, loss: float | None) -> None:
+    def step(self, n: int, loss: float | None, total: int = 0) -> None:
         pass
 
 

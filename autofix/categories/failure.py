@@ -34,6 +34,9 @@ class Failure:
     site: str = ""
     frames: tuple[str, ...] = ()
     probe: ProbeReport = field(default_factory=ProbeReport)
+    #: The innermost line of the user's script in the traceback, as the diagnosis names
+    #: it: ``(file name, line, the line's text)``; empty when unknown (a saved example).
+    user_line: tuple[str, int, str] | tuple[()] = ()
 
     def frame_facts(self) -> Iterator[FrameFacts]:
         """The facts of every frame the child described, innermost first, the
@@ -82,6 +85,14 @@ class Failure:
                 if type_pattern and not re.search(type_pattern, str(value.get("type", ""))):
                     continue
                 yield value
+
+    def where(self) -> str:
+        """The user's line as advice names it (``"train.py, line 15: `loss = f(x, y)`"``),
+        "" when unknown."""
+        if not self.user_line:
+            return ""
+        name, line, text = self.user_line
+        return f"{name}, line {line}" + (f": `{text.strip()}`" if text.strip() else "")
 
     def user_frames(self) -> list[FrameFacts]:
         """The described frames in the user's own files, innermost first."""

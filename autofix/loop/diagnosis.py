@@ -183,7 +183,11 @@ def diagnose(run: RunResult, script: Path, root: str = "") -> Diagnosis:
         failure=exc,
         message=exc.message[:4000],
     )
-    advice = category.advise(failure_of(exc, run.probe)) if category.advise else ""
+    failure = failure_of(exc, run.probe)
+    if frame is not None:
+        failure = dataclasses.replace(failure, user_line=(Path(frame.file).name, frame.line,
+                                                          frame.text))
+    advice = category.advise(failure) if category.advise else ""
     if not advice and category.advice:
         advice = category.advice(run.probe)  # what the facts say
     return dataclasses.replace(diagnosis, hint=advice) if advice else diagnosis

@@ -14,6 +14,7 @@ parameters, so ``tests/test_engine.py`` replays saved runs through every policy.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import re
@@ -40,7 +41,13 @@ from autofix.loop.verdicts import (
 )
 from autofix.paths import relative_paths
 from autofix.run.child.contract import Env
-from autofix.run.programs import CellsLost, Program, document_for, local_modules
+from autofix.run.programs import (
+    CellsLost,
+    Program,
+    document_for,
+    local_modules,
+    parse_problem,
+)
 from autofix.run.runner import RunSpec, run_script, target_versions
 from autofix.run.warm import WarmInterpreter
 from autofix.settings import Settings
@@ -74,7 +81,7 @@ from autofix.words import NOTHING_TRAINED, plural
 #: :func:`autofix.run.runner.run_script`; tests replay saved results). ``on_line`` gets
 #: each output line, ``on_step(step, loss)`` each optimizer step the probe records.
 Runner = Callable[[RunSpec, str, Callable[[str], None] | None,
-                   Callable[[int, float | None], None] | None], RunResult]
+                   Callable[[int, float | None, int], None] | None], RunResult]
 #: The recipes for a category id, in the order to try them (default
 #: :func:`autofix.toolkit.discovery.recipes_for`).
 RecipeLookup = Callable[[str], tuple[type[Recipe], ...]]
@@ -101,7 +108,7 @@ class Observer(Protocol):
 
     def run_finished(self, record: RunRecord, diagnosis: Diagnosis | None) -> None: ...
 
-    def step(self, n: int, loss: float | None) -> None: ...
+    def step(self, n: int, loss: float | None, total: int = 0) -> None: ...
 
 
 class NullObserver:
@@ -116,15 +123,16 @@ class NullObserver:
     def run_finished(self, record: RunRecord, diagnosis: Diagnosis | None) -> None:
         pass
 
-    def step(self, n: int, loss: float | None) -> None:
+    def step(self, n: int, loss: float | None, total: int = 0) -> None:
         pass
 
 
 def check_script(path: Path) -> Path:
     """The absolute, resolved path of a runnable Python script.
 
-    Raises :class:`AutofixError` for a missing path, a directory, or a file that is not
-    Python source (not ``.py``, or not UTF-8 text).
+    Raises :class:`AutofixError` (exit 2, before any run) for a missing path, a
+    directory, a file that is not Python source (not ``.py``/``.ipynb``, not UTF-8 text,
+    not a readable notebook), or one whose program does not parse (:func:`parse_problem`).
     """
     if not path.exists():
         raise AutofixError(f"{path}: no such file")
@@ -137,12 +145,22 @@ def check_script(path: Path) -> Path:
         text = path.read_text(encoding="utf-8")
     except (UnicodeDecodeError, OSError) as exc:
         raise AutofixError(f"{path} cannot be read as UTF-8 text: {exc}") from None
-    if path.suffix == ".ipynb":
-        try:
-            document_for(path).program(text)
-        except Exception as exc:  # nbformat raises several kinds for a broken notebook
-            raise AutofixError(f"{path} is not a readable Jupyter notebook: {exc}") from None
+    document = document_for(path)
+    try:
+        program = document.program(text)
+    except Exception as exc:  # nbformat raises several kinds for a broken notebook
+        raise AutofixError(f"{path} is not a readable Jupyter notebook: {exc}") from None
+    problem = parse_problem(program.source)
+    if problem is not None:
+        line, column, message = problem
+        where = document.where(program, line)
+        shown = path.resolve()
+        with contextlib.suppress(ValueError):  # named from the folder autofix runs in
+            shown = shown.relative_to(Path.cwd().resolve())
+        raise AutofixError(f"{shown}, {where}" + (f", column {column}" if column else "")
+                           + f": the script does not parse: {message} (nothing was run)")
     return path.resolve()
+
 
 
 def default_branch(script: Path) -> str:

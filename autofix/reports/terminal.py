@@ -66,7 +66,7 @@ class ConsoleObserver:
         self.doing = ""
         self.steps = 0
         self.loss: float | None = None
-        self.script_total = 0  # the script's own step count, read from its progress bar
+        self.script_total = 0  # the script's own length in steps, from the probe (0: unknown)
         self.last_line = ""
 
     def run_started(self, n: int, note: str) -> None:
@@ -82,7 +82,7 @@ class ConsoleObserver:
     def _budget(self) -> str:
         """The budget in force: ``--max-steps``, or the extended budget once the run is past
         it (an unclear run trains on before its verdict), or the script's own end when its
-        progress bar shows fewer steps than that."""
+        length, read by the probe from the trainer or the loop, is shorter than that."""
         if not self.max_steps:
             return ", to the script's end (--full)"
         limit = self.max_steps
@@ -91,9 +91,10 @@ class ConsoleObserver:
             extended = f" (extended from {self.max_steps}: no verdict yet)"
         else:
             extended = ""
-        if self.script_total and self.script_total <= limit:
-            return f", to the script's end at step {self.script_total} (budget {limit})"
-        total = f" of the script's {self.script_total}" if self.script_total else ""
+        known = self.script_total if self.script_total >= self.steps else 0  # never contradicted
+        if known and known <= limit:
+            return f", to the script's end at step {known} (budget {limit})"
+        total = f" of the script's {known}" if known else ""
         return f", stopping at step {limit}{total}{extended}"
 
     def status_text(self) -> str:
@@ -107,15 +108,13 @@ class ConsoleObserver:
 
     def output_line(self, line: str) -> None:
         self.last_line = line
-        match = _TQDM.search(line)
-        if match and int(match.group(2)) > 1:
-            self.script_total = int(match.group(2))
         if self.spinner is not None:
             self.spinner.update(self.status_text())
 
-    def step(self, n: int, loss: float | None) -> None:
-        """One optimizer step recorded by the probe (called live, from the runner)."""
-        self.steps, self.loss = n, loss
+    def step(self, n: int, loss: float | None, total: int = 0) -> None:
+        """One optimizer step recorded by the probe (called live, from the runner), with
+        the script's own length in steps as the probe read it (0: unknown)."""
+        self.steps, self.loss, self.script_total = n, loss, total
         if self.spinner is not None:
             self.spinner.update(self.status_text())
         elif n % 10 == 0:
@@ -146,8 +145,6 @@ class ConsoleObserver:
             self.spinner.stop()
             self.spinner = None
 
-
-_TQDM = re.compile(r"\b(\d+)/(\d+) \[")
 
 
 def clipped(text: str, width: int = 120) -> str:

@@ -11,7 +11,9 @@ as they were. Reading and writing go through ``nbformat`` (no hand-written JSON)
 
 from __future__ import annotations
 
+import ast
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -146,6 +148,22 @@ def _restore(line: str) -> str:
 def document_for(path: Path) -> Document:
     """The :class:`Document` handling ``path`` (by suffix: ``.ipynb`` or ``.py``)."""
     return NotebookDocument() if path.suffix == ".ipynb" else Document()
+
+
+def parse_problem(source: str) -> tuple[int, int, str] | None:
+    """Why ``source`` does not parse as Python, read by the interpreter's own parser
+    (:func:`ast.parse`; compile-time checks such as ``return`` outside a function are the
+    run's): ``(line, column, the parser's message)``, 1-based, column 0 when unknown
+    (a null byte); ``None`` when it parses."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning: an invalid escape, `is 1`
+            ast.parse(source)
+    except SyntaxError as exc:  # IndentationError and TabError included
+        return exc.lineno or 1, exc.offset or 0, exc.msg
+    except ValueError as exc:  # "source code string cannot contain null bytes"
+        return 1, 0, str(exc)
+    return None
 
 
 #: How many imports deep :func:`local_modules` follows the user's own modules.

@@ -279,11 +279,13 @@ def contained_run(cmd: list[str], input: str | None = None, timeout: float | Non
 
 class _StepTail:
     """Follows the probe file while the child runs and reports each ``step`` event
-    (``on_step(step, loss)``) as it arrives: autofix's own step counter, live. In a
+    (``on_step(step, loss, total)``, total: the script's own length in steps as the probe
+    read it, 0 when unknown) as it arrives: autofix's own step counter, live. In a
     distributed launch only rank 0's steps are reported (every rank steps alike; one
     progress line per step, not one per rank)."""
 
-    def __init__(self, path: Path, on_step: Callable[[int, float | None], None] | None) -> None:
+    def __init__(self, path: Path,
+                 on_step: Callable[[int, float | None, int], None] | None) -> None:
         self.path = path
         self.on_step = on_step
         self.offset = 0
@@ -307,17 +309,20 @@ class _StepTail:
                     value = None if loss is None else float(loss)
                 except (TypeError, ValueError):
                     value = None
-                self.on_step(int(event.get("step", 0)), value)
+                total = event.get("total")
+                self.on_step(int(event.get("step", 0)), value,
+                             total if isinstance(total, int) and total > 0 else 0)
 
 
 def run_script(
     spec: RunSpec, source: str, on_line: Callable[[str], None] | None = None,
-    on_step: Callable[[int, float | None], None] | None = None,
+    on_step: Callable[[int, float | None, int], None] | None = None,
 ) -> RunResult:
     """Run ``source`` as if it were ``spec.script`` and return what happened.
 
-    ``on_line`` gets the child's latest output line, ``on_step(step, loss)`` each optimizer
-    step the probe records, both while the child runs (from this thread or the pump's).
+    ``on_line`` gets the child's latest output line, ``on_step(step, loss, total)`` each
+    optimizer step the probe records (total: the script's own length in steps, 0 when
+    unknown), both while the child runs (from this thread or the pump's).
 
     Standard input is closed (``/dev/null``) so a script that reads it gets EOF instead of
     hanging. Raises ``KeyboardInterrupt`` after killing the child when the user interrupts;

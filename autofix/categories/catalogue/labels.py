@@ -200,6 +200,59 @@ def _class_ids_as_floats(failure: Failure) -> bool | None:
                 and len(shape(at.target) or ()) == 1)
 
 
+def _class_ids_advice(failure: Failure) -> str:
+    """The advice for class ids stored as floats, in the script's own terms: the user's
+    line the loss's target came through, the target expression on it and its dtype at the
+    loss; for data given to a trainer, the ``datasets`` label column the probe read (by
+    name, with the dataset's variable from the line) and its int64 cast; "" when the facts
+    at the loss are missing (the hint stands)."""
+    at = labels_at_loss(failure)
+    if at is None:
+        return ""
+    dtype = str(at.target.get("dtype", "float")).removeprefix("torch.")
+    line = failure.user_line[2] if failure.user_line else ""
+    where = failure.where()
+    lead = f"{where}: " if where else ""
+    columns = [d.label_column for t in failure.probe.trainers for d in t.datasets
+               if d.role == "train" and d.label_column] + \
+        [d.label_column for d in failure.probe.datasets if d.label_column]
+    if columns:
+        column = columns[0]
+        data = _argument_on(line, "train_dataset") or "ds"
+        return (f"{lead}the loss gets whole class ids as {dtype} from the datasets column "
+                f"{column!r}; the classification loss takes int64: cast the column before "
+                f"training, {data} = {data}.cast_column({column!r}, Value(\"int64\")) "
+                "(from datasets import Value); a regression head would be wrong")
+    target = _argument_on(line, "target", "labels", position=1)
+    held = f"`{target}`" if target else "the loss's target"
+    return (f"{lead}{held} holds whole class ids as {dtype}; the classification loss takes "
+            "int64: build them as int64 where the script makes them floats "
+            "(dtype=torch.long instead of a float dtype, .long() instead of .float())"
+            + (f", or pass `{target}.long()` to the loss" if target else "")
+            + "; a regression head would be wrong")
+
+
+def _argument_on(text: str, *keywords: str, position: int = -1) -> str:
+    """The source of a call's argument on a source line: the first of ``keywords`` given,
+    else the positional argument at ``position`` of a call with exactly that many plus one
+    (a loss's ``(input, target)``); "" when the line holds none."""
+    import ast
+
+    try:
+        tree = ast.parse(text.strip())
+    except SyntaxError:
+        return ""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            given = {k.arg: k.value for k in node.keywords if k.arg}
+            found = next((given[k] for k in keywords if k in given), None)
+            if found is None and position >= 0 and len(node.args) == position + 1:
+                found = node.args[position]
+            if found is not None:
+                return ast.unparse(found)
+    return ""
+
+
 def _is_batch_message(failure: Failure) -> bool:
     import re
 
@@ -463,15 +516,14 @@ LABELS: tuple[Category, ...] = (
         id="class-ids-as-floats",
         check=_class_ids_as_floats,
         needs_facts=True,
-        no_recipe="where the class ids became floats (a CSV read, a map, a pandas column) is "
-                  "the data's: autofix names the column and the int64 cast",
+        advise=_class_ids_advice,
         title="class ids stored as floats on a classification head",
         patterns=(r"expected target dtype to be Long or Byte, but got Float",
                   r"expected scalar type Long but found Float", ONE_PER_ROW_ON_BCE),
         raised_in=("loss",),
-        hint="the labels are whole class ids stored as floats: cast the label column to "
-             "int64 (ds = ds.cast_column(\"label\", Value(\"int64\"))); a regression head "
-             "would be wrong",
+        hint="the labels are whole class ids stored as floats: build them as int64 where "
+             "they are made (the label column cast to int64, dtype=torch.long); a regression "
+             "head would be wrong",
     ),
     Category(
         id="float-labels-on-classifier",

@@ -70,7 +70,9 @@ EVENTS: dict[str, tuple[str, ...]] = {
     Event.DATASET: (*DATASET_FIELDS, "requested"),
     Event.KERAS: ("keras", "model_class", "hf_model", "num_labels", "optimizer", "lr", "loss",
                   "from_logits"),
-    Event.STEP: ("step", "loss", "lr"),  # loss: number, or "nan"/"inf" as a string
+    # loss: number, or "nan"/"inf" as a string; total: the script's own length in these
+    # steps as known at this one (plan.py), 0 when unknown
+    Event.STEP: ("step", "loss", "lr", "total"),
     # samples: [{index, label, loss}] of the first non-finite batch (nan-loss)
     Event.SYMPTOM: ("kind", "step", "evidence", "num_classes", "num_labels", "samples",
                     "analysis_error"),

@@ -64,6 +64,7 @@ class State:
     limit = 0  # the step budget (configure), raised once when the verdict is unclear
     stall_seen = False  # record-only mode: a stall verdict was already recorded
     in_trainer = 0  # >0 while Trainer.train runs: its own probe records the steps
+    total = 0  # the script's own length in steps, 0 when unknown (plan.py)
     evaluated = False  # the early evaluation ran (once per run)
     preflighted = False  # the preflight checks ran (once per run, at the first train())
     pending_loss: float | None = None  # last scalar given to Tensor.backward
@@ -148,7 +149,7 @@ def record_step(loss: float | None, lr: float | None) -> bool:
     """
     State.steps += 1
     step = State.steps
-    emit(Event.STEP, step=step, loss=_json_number(loss), lr=lr)
+    emit(Event.STEP, step=step, loss=_json_number(loss), lr=lr, total=State.total)
     if loss is not None:
         symptom = State.monitor.add(loss, lr) or _step_verdict()
         if symptom is not None and confirm(symptom):

@@ -59,6 +59,13 @@ def end_training_loop() -> bool:
     return True
 
 
+def training_iterator() -> Any:
+    """The ``DataLoader`` iterator that gave the latest batch (``None`` before any): at a
+    hand loop's optimizer step, the training data's (``_autofix_drawn``: its batches so
+    far in this pass)."""
+    return _Loops.last_iterator
+
+
 def patch_iterators(module: types.ModuleType) -> None:
     """``_BaseDataLoaderIter.__next__`` raises ``StopIteration`` on the training data the
     budget ended (``AutofixStop`` after :data:`MAX_EMPTY_PASSES` empty passes), and
@@ -78,10 +85,12 @@ def patch_iterators(module: types.ModuleType) -> None:
             raise StopIteration
         batch = original_next(self)
         _Loops.last_iterator = self
+        self._autofix_drawn = getattr(self, "_autofix_drawn", 0) + 1  # this pass's batches
         return batch
 
     def _reset(self: Any, *args: Any, **kwargs: Any) -> Any:
         self._autofix_seen = False  # a persistent-workers iterator starts a new pass
+        self._autofix_drawn = 0
         return original_reset(self, *args, **kwargs)
 
     __next__._autofix = True  # type: ignore[attr-defined]

@@ -45,17 +45,22 @@ def _number(value: float) -> Any:
     return value if math.isfinite(value) else str(value)
 
 
+def is_user_file(name: str) -> bool:
+    """Whether a code object's file ``name`` is the user's: a real file that is not a
+    library's (``site-packages``, the standard library) nor this package's."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.abspath(name)
+    return not name.startswith("<") and not path.startswith(here) \
+        and "site-packages" not in path and "dist-packages" not in path \
+        and not path.startswith(os.path.abspath(sys.base_prefix) + os.sep) \
+        and os.path.isfile(path)
+
+
 def _user_frame() -> Any:
     """The innermost frame in a file that is not a library's nor this package's."""
-    here = os.path.dirname(os.path.abspath(__file__))
     frame = sys._getframe(2)
     while frame is not None:
-        name = frame.f_code.co_filename
-        path = os.path.abspath(name)
-        if not name.startswith("<") and not path.startswith(here) \
-                and "site-packages" not in path and "dist-packages" not in path \
-                and not path.startswith(os.path.abspath(sys.base_prefix) + os.sep) \
-                and os.path.isfile(path):
+        if is_user_file(frame.f_code.co_filename):
             return frame
         frame = frame.f_back  # type: ignore[assignment]
     return None

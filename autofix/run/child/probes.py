@@ -37,6 +37,7 @@ from . import (
     events,
     loops,
     numeric,
+    plan,
     preflight,
     preflight_lm,
     sampling,
@@ -242,6 +243,10 @@ def patch_trainer(module: types.ModuleType) -> None:
     class StopWhenTold(TrainerCallback):
         """Stops training cleanly at the step budget or on a confirmed symptom."""
 
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            State.total = plan.trainer_total(args, state)
+            return control
+
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
             if State.stop:
                 control.should_training_stop = True
@@ -337,6 +342,8 @@ def patch_optimizer(module: types.ModuleType) -> None:
             raise AutofixStop(State.stop)
         loss, State.pending_loss = State.pending_loss, None
         lr = _float(optimizer.param_groups[0].get("lr")) if optimizer.param_groups else None
+        if not State.steps and loops.training_iterator() is not None:
+            State.total = plan.hand_loop_total(loops.training_iterator(), sys._getframe(1))
         if record_step(loss, lr) and not loops.end_training_loop():
             raise AutofixStop(State.stop)
 
@@ -424,6 +431,7 @@ def patch_keras(module: types.ModuleType) -> None:
                  optimizer=type(model.optimizer).__name__, lr=_keras_lr(model.optimizer),
                  **_keras_loss(getattr(model, "loss", None)))
             chance.keras_level(model, num_labels)
+            State.total = plan.keras_total(getattr(self, "params", None))
 
         def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
             self.seen = 0
