@@ -42,7 +42,8 @@ class KerasCheckpointWeights(PlannedEdits):
             ),
             after=(
                 "import tf_keras\n"
-                "callbacks = [tf_keras.callbacks.ModelCheckpoint('best.h5', save_weights_only=True)]\n"
+                "callbacks = [tf_keras.callbacks.ModelCheckpoint('best.h5', "
+                "save_weights_only=True)]\n"
                 "model.fit(x, y, epochs=2, callbacks=callbacks)\n"
             ),
             line=3,
