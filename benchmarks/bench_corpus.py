@@ -37,6 +37,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import tomllib
 
@@ -129,27 +130,38 @@ def scratch(base: Path, folder: Path, script: str) -> Path:
     return repo
 
 
+def autofix_session(repo: Path, script: str, python: Path, max_steps: int, timeout: float,
+                    models: dict[str, str] | None = None) -> tuple[int, dict[str, Any], float]:
+    """One session of the real CLI on ``script`` in the scratch repository ``repo`` (branch
+    ``bench``, offline, one thread): its exit code, its JSON report (``{}`` when none was
+    written) and its wall time in seconds."""
+    report = repo.parent / "report.json"
+    env = {**(models or {}), **os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": str(ROOT)}
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "autofix", script, "--branch", "bench",
+         "--python", str(python), "--max-steps", str(max_steps),
+         "--timeout", str(timeout), "--report", str(report)],
+        cwd=repo, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
+    seconds = time.perf_counter() - start
+    doc = json.loads(report.read_text()) if report.is_file() else {}
+    return done.returncode, doc, seconds
+
+
 def run_case(folder: Path, case: dict[str, str], max_steps: int, timeout: float,
              models: dict[str, str] | None = None) -> Outcome:
     with tempfile.TemporaryDirectory(prefix="bench-corpus-") as tmp:
         repo = scratch(Path(tmp), folder, case["script"])
-        report = Path(tmp) / "report.json"
-        env = {**(models or {}), **os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-               "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1",
-               "PYTHONPATH": str(ROOT)}
-        start = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-m", "autofix", case["script"], "--branch", "bench",
-             "--python", str(PYTHONS[case.get("env", "pt")]), "--max-steps", str(max_steps),
-             "--timeout", str(timeout), "--report", str(report)],
-            cwd=repo, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
-        seconds = time.perf_counter() - start
-        doc = json.loads(report.read_text()) if report.is_file() else {}
+        code, doc, seconds = autofix_session(repo, case["script"],
+                                             PYTHONS[case.get("env", "pt")], max_steps,
+                                             timeout, models)
     fixes = doc.get("fixes", [])
     runs = doc.get("runs", [])
     final = runs[-1].get("category") or "" if runs and doc.get("status") != "fixed" else ""
     return Outcome(case["id"], case["category"], case["fix"], doc.get("status", "error"),
-                   done.returncode, [f["category"] for f in fixes],
+                   code, [f["category"] for f in fixes],
                    [f["recipe"] for f in fixes], final, seconds)
 
 
