@@ -367,3 +367,73 @@ def ids_at_embedding(failure: Failure) -> IdsAtEmbedding | None:
     top = ids.get("max") if ids is not None and is_integer(ids) else None
     return IdsAtEmbedding(weight[0], int(top) if isinstance(top, int) else None,
                           tuple(failure.summaries(kind="tokenizer")))
+
+
+@dataclass(frozen=True)
+class Encoder:
+    """A pretrained model inside the failing layer's model (the child's ``placed``
+    facts): its qualified name there (``"encoder"``, ``""`` for the model itself), its
+    class, its ``config.hidden_size`` and the names the user's frames bind it to."""
+
+    path: str
+    type: str
+    hidden_size: int
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LayerAtFailure:
+    """The torch layer whose ``forward`` raised, and what reached it: its class
+    (qualified), its sizes (``in_features``, ``out_features``, channels...:
+    ``autofix/run/child/layers.py``), the input's shape, and where it sits (``path``, its
+    qualified name in the model the frames held, ``""`` when not found; ``owner``, the
+    class holding it as an attribute; ``root``, the model's class, and ``root_names``, the
+    user's names for the model; ``encoders``, the pretrained models inside it)."""
+
+    type: str
+    sizes: Mapping[str, Any]
+    input_shape: tuple[int, ...] | None
+    path: str = ""
+    owner: str = ""
+    root: str = ""
+    root_names: tuple[str, ...] = ()
+    encoders: tuple[Encoder, ...] = ()
+
+    @property
+    def short_type(self) -> str:
+        return self.type.rsplit(".", 1)[-1]
+
+    def size(self, name: str) -> int | None:
+        """An int size of the layer (``in_features``), ``None`` when it has none."""
+        value = self.sizes.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    def encoder_of(self, width: int) -> Encoder | None:
+        """The one pretrained encoder whose ``hidden_size`` is ``width`` (the features
+        the layer got are that encoder's hidden states), ``None`` when none or several
+        have it."""
+        found = [e for e in self.encoders if e.hidden_size == width]
+        return found[0] if len(found) == 1 else None
+
+
+def layer_at_failure(failure: Failure) -> LayerAtFailure | None:
+    """The innermost library frame whose ``self`` is a sized torch layer (the child's
+    ``layer`` facts) and whose ``input`` is a tensor: the layer that refused its input.
+    ``None`` when the facts do not show one."""
+    for frame in failure.frame_facts():
+        if frame.user:
+            continue
+        layer = frame.values.get("self")
+        if layer is None or not isinstance(layer.get("layer"), Mapping):
+            continue
+        placed = layer.get("placed") or {}
+        encoders = tuple(
+            Encoder(str(e.get("path", "")), str(e.get("type", "")), int(e["hidden_size"]),
+                    tuple(str(n) for n in e.get("names") or ()))
+            for e in placed.get("encoders") or () if isinstance(e.get("hidden_size"), int))
+        return LayerAtFailure(
+            str(layer.get("type", "")), dict(layer["layer"]), shape(frame.values.get("input")),
+            str(placed.get("path", "")), str(placed.get("owner", "")),
+            str(placed.get("root", "")), tuple(str(n) for n in placed.get("root_names") or ()),
+            encoders)
+    return None

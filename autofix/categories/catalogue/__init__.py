@@ -1,12 +1,12 @@
-"""The built-in catalogue, one module per family, registered in classification order:
-the language-model family (its categories fire on their own messages, or only on their
-facts), labels against the head, then the faults of values and of data structures
-recognised from the facts at the failure (they need those facts, so they never fire on a
-message alone and come first), the course's faults, drift between the script's classes
-and the libraries, the reported ones, saving and reloading what was trained
-(checkpoints), the libraries' own advice (what no category above claimed), the training
-symptoms and their root causes, a diverging loss's causes, then the run's own outcomes
-(``timeout``, ``unknown``).
+"""The built-in catalogue, one module per family, registered in classification order: the
+language-model family (its categories fire on their own messages, or only on their facts),
+labels against the head, then the faults of values, of module and tensor contracts and of
+data structures recognised from the facts at the failure (they need those facts, so they
+never fire on a message alone and come first), the course's faults, drift between the
+script's classes and the libraries, the reported ones, saving and reloading what was
+trained (checkpoints), the libraries' own advice (what no category above claimed), the
+training symptoms and their root causes, a diverging loss's causes, then the run's own
+outcomes (``timeout``, ``unknown``).
 Adding a category is one entry in the family module it belongs to (``docs/recipes.md``
 walks through it).
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from autofix.categories.catalogue.advice import ADVICE
 from autofix.categories.catalogue.checkpoints import CHECKPOINTS
+from autofix.categories.catalogue.contracts import CONTRACTS
 from autofix.categories.catalogue.course import COURSE
 from autofix.categories.catalogue.data import DATA
 from autofix.categories.catalogue.divergence import DIVERGENCE
@@ -37,13 +38,13 @@ from autofix.categories.model import Category
 from autofix.categories.registry import register_category
 
 #: Every built-in category, in classification order.
-BUILT_IN: tuple[Category, ...] = (*LLM, *LABELS, *VALUES, *DATA, *COURSE, *DRIFT, *REPORTED,
-                                  *CHECKPOINTS, *ADVICE, *SYMPTOMS, *ROOT_CAUSES, *DIVERGENCE,
-                                  *STEP_ROOT_CAUSES, TIMEOUT, UNKNOWN)
+BUILT_IN: tuple[Category, ...] = (*LLM, *LABELS, *VALUES, *CONTRACTS, *DATA, *COURSE, *DRIFT,
+                                  *REPORTED, *CHECKPOINTS, *ADVICE, *SYMPTOMS, *ROOT_CAUSES,
+                                  *DIVERGENCE, *STEP_ROOT_CAUSES, TIMEOUT, UNKNOWN)
 
 for _category in BUILT_IN:
     register_category(_category)
 
-__all__ = ["ADVICE", "BUILT_IN", "CHECKPOINTS", "COURSE", "DATA", "DIVERGENCE", "DRIFT",
-           "LABELS", "LLM", "LR_TOO_HIGH", "REPORTED", "ROOT_CAUSES", "SLOW_TRIAL",
+__all__ = ["ADVICE", "BUILT_IN", "CHECKPOINTS", "CONTRACTS", "COURSE", "DATA", "DIVERGENCE",
+           "DRIFT", "LABELS", "LLM", "LR_TOO_HIGH", "REPORTED", "ROOT_CAUSES", "SLOW_TRIAL",
            "STEP_ROOT_CAUSES", "SYMPTOMS", "TIMEOUT", "UNKNOWN", "VALUES"]

@@ -28,6 +28,8 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
+from .layers import layer_sizes, placement
+
 #: Frames of the library boundary kept, innermost first (the frame that raised and the
 #: library frames just outside it: ``cross_entropy`` inside the model's ``forward``
 #: inside ``Trainer.compute_loss``).
@@ -324,6 +326,9 @@ def _module(value: Any) -> dict[str, Any]:
     numbers of parameters they hold (``params_total``, ``params_trainable``) and its module
     names (:func:`module_names`)."""
     out: dict[str, Any] = {"kind": "model", "type": _type_name(value)}
+    sizes = layer_sizes(value)
+    if sizes:
+        out["layer"] = sizes
     params = list(itertools.islice(value.parameters(), 10_000))
     if params:
         out["params"] = len(params)
@@ -442,6 +447,26 @@ def _wanted(name: str, value: Any) -> bool:
                 types.MethodType))
 
 
+def _place_layer(out: list[dict[str, Any]], described: list[Any], frames: list[Any],
+                 root: str) -> None:
+    """Adds ``placed`` (:func:`layers.placement`) to the ``self`` summary of the
+    innermost described frame whose ``self`` is a sized torch layer (an ``nn.Linear``'s
+    ``forward``): its name in the model the frames hold, and that model's encoders.
+    ``described`` holds the frame object of each entry of ``out``; ``frames`` every frame
+    of the traceback, outermost first."""
+    for entry, frame in zip(out, described, strict=True):
+        summary = entry["locals"].get("self")
+        if not isinstance(summary, dict) or "layer" not in summary:
+            continue
+        user = [f.f_locals for f in reversed(frames) if not _is_library(f.f_code.co_filename)
+                and (not root or os.path.abspath(f.f_code.co_filename).startswith(
+                    os.path.abspath(root)))]
+        found = placement(frame.f_locals.get("self"), [f.f_locals for f in frames], user)
+        if found:
+            summary["placed"] = found
+        return
+
+
 def frame_facts(tb: Any, root: str = "", skip: str = "") -> list[dict[str, Any]]:
     """Facts of the frames of traceback ``tb`` that matter, innermost first: the last
     :data:`LIBRARY_FRAMES` library frames and the last :data:`USER_FRAMES` frames in the
@@ -454,6 +479,7 @@ def frame_facts(tb: Any, root: str = "", skip: str = "") -> list[dict[str, Any]]
             frames.append((tb.tb_frame, tb.tb_lineno))
             tb = tb.tb_next
         out: list[dict[str, Any]] = []
+        described: list[Any] = []
         library = user = 0
         here = os.path.dirname(os.path.abspath(__file__))
         for frame, line in reversed(frames):
@@ -475,8 +501,10 @@ def frame_facts(tb: Any, root: str = "", skip: str = "") -> list[dict[str, Any]]
                         "user": mine,
                         "locals": {k: describe_value(v) for k, v in
                                    list(local.items())[:MAX_LOCALS]}})
+            described.append(frame)
             if user >= USER_FRAMES and library >= LIBRARY_FRAMES:
                 break
+        _place_layer(out, described, [f for f, _ in frames], root)
         return out
     except Exception:  # noqa: BLE001 - the facts are a bonus; the failure is reported anyway
         return []
