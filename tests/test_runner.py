@@ -117,7 +117,7 @@ def test_step_tail_reports_rank_0_only(tmp_path: Path) -> None:
 
     probe = tmp_path / "probe.jsonl"
     seen: list[tuple[int, float | None]] = []
-    tail = _StepTail(probe, lambda step, loss: seen.append((step, loss)))
+    tail = _StepTail(probe, lambda step, loss, total: seen.append((step, loss)))
     lines = [{"event": "step", "rank": 1, "step": 1, "loss": 1.5},
              {"event": "step", "rank": 0, "step": 1, "loss": 1.25},
              {"event": "step", "step": 2, "loss": None},
