@@ -431,6 +431,20 @@ def test_a_trial_that_does_not_prove_is_dropped_and_the_run_stays_clean(
     assert "fixes" not in repo.heads
 
 
+def test_learning_slowly_on_a_frozen_base_at_1e3_is_a_finding_not_a_trial(
+        tmp_path: Path) -> None:
+    """A head trained on a frozen encoder (a linear probe) at 1e-3 is at its usual rate: the
+    step evidence's ``frozen`` keeps the lr trial away, the finding stays."""
+    repo, options = setup(tmp_path, LOOP)
+    run = slow()
+    run.probe.facts["step_evidence"] = {"fast": False, "frozen": True, "ratio": 1e-3}
+    result = repair(options, runner=Replay(run))
+    assert result.status is Status.CLEAN and not result.dropped
+    assert [r.category for r in result.runs] == [""]
+    assert [f.kind for f in result.findings] == ["learning-slowly"]
+    assert "fixes" not in repo.heads
+
+
 def test_learning_slowly_at_an_ordinary_lr_is_a_finding_not_a_trial(tmp_path: Path) -> None:
     repo, options = setup(tmp_path, LOOP)
     result = repair(options, runner=Replay(slow(lr=2e-5)))

@@ -224,3 +224,20 @@ def test_the_evidence_cause_names_the_category(cause: str, category: str) -> Non
     assert diag is not None and diag.category == category
     if category == "stalled-loss":
         assert evidence_advice(stalled(cause).probe) in diag.hint
+
+
+def test_a_frozen_base_at_a_probe_rate_is_a_linear_probe_not_a_stall() -> None:
+    """A head on a frozen encoder trained at 2e-4 or more learns slowly by design: no
+    frozen-base verdict (the loss rule's advisory finding stays); under it, the verdict."""
+    frozen = ev.ModelFacts(100_000, 22_000_000, True, False, True, "AdamW")
+    probe = steps(MIN_STEPS, ratio=1e-3, lr=1e-3)
+    assert monitor(probe, frozen).judge(flat(MIN_STEPS)) is None
+    at_floor = steps(MIN_STEPS, ratio=1e-3, lr=ev.PROBE_LR)
+    assert monitor(at_floor, frozen).judge(flat(MIN_STEPS)) is None
+    below = steps(MIN_STEPS, ratio=1e-3, lr=0.5 * ev.PROBE_LR)
+    verdict = monitor(below, frozen).judge(flat(MIN_STEPS))
+    assert verdict is not None and verdict.cause == ev.FROZEN_BASE
+    # one step of the window under the rate (a warmup's end): still judged
+    mixed = steps(MIN_STEPS - 1, ratio=1e-3, lr=1e-3) + steps(1, ratio=1e-3, lr=1e-5)
+    assert monitor(mixed, frozen).judge(flat(MIN_STEPS)) is not None
+    assert monitor(probe, frozen).summary(flat(MIN_STEPS))["frozen"] is True

@@ -49,9 +49,14 @@ def slow_at_high_lr(run: RunResult) -> Diagnosis | None:
     unseeded runs measured 2026-12-01: flat at 1.099 twice, once down to 0.97 and back to
     1.11, which the stall rule calls "learning slowly"). So the fix it leads to is a trial
     (``via`` :data:`SLOW_TRIAL`): the next run must show the loss clearly under chance, or
-    the fix is dropped and the session ends as it stood.
+    the fix is dropped and the session ends as it stood. Not for a head trained on a frozen
+    base (the step evidence's ``frozen``): a linear probe's usual rate is 1e-4 to 1e-3
+    (:data:`autofix.run.child.evidence.PROBE_LR`).
     """
     slow = next((f for f in run.probe.findings if f.kind == "learning-slowly"), None)
+    evidence = run.probe.facts.get("step_evidence")
+    if isinstance(evidence, dict) and evidence.get("frozen") is True:
+        return None  # a head on a frozen base (a linear probe): 1e-3 is its usual rate
     if slow is None or not _lr_too_high(run.probe):
         return None
     rates = [s.lr for s in run.probe.steps if s.lr is not None]
