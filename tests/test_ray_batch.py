@@ -29,24 +29,34 @@ DRIFT = "from transformers import AdamW\nprint('optimizer', AdamW.__name__)\n"
 SLOW_DRIFT = "import time\ntime.sleep(15)\n" + DRIFT  # each run: long enough to die in
 
 
-def twenty_scripts() -> dict[str, str | Path]:
-    """20 submissions: 10 fixable (one api-drift commit each), 5 clean, 5 that do not parse."""
-    files: dict[str, str | Path] = {f"sub/drift_{i:02d}.py": DRIFT for i in range(10)}
-    files.update({f"sub/clean_{i}.py": TEST_SCRIPTS / "clean.py" for i in range(5)})
-    files.update({f"sub/broken_{i}.py": TEST_SCRIPTS / "syntax_error.py" for i in range(5)})
+#: (fixable, clean, broken) submissions of a batch
+TWENTY = (10, 5, 5)
+TEN = (6, 2, 2)
+
+
+def scripts(counts: tuple[int, int, int]) -> dict[str, str | Path]:
+    """Submissions: ``counts[0]`` fixable (one api-drift commit each), ``counts[1]`` clean,
+    ``counts[2]`` that do not parse."""
+    drift, clean, broken = counts
+    files: dict[str, str | Path] = {f"sub/drift_{i:02d}.py": DRIFT for i in range(drift)}
+    files.update({f"sub/clean_{i}.py": TEST_SCRIPTS / "clean.py" for i in range(clean)})
+    files.update({f"sub/broken_{i}.py": TEST_SCRIPTS / "syntax_error.py"
+                  for i in range(broken)})
     return files
 
 
-def check_repository(repo: git.Repo, rows: list[Row], base: str) -> None:
+def check_repository(repo: git.Repo, rows: list[Row], base: str,
+                     counts: tuple[int, int, int] = TWENTY) -> None:
     """0 broken refs, every fixed branch holds exactly its one api-drift commit."""
+    drift, clean, broken = counts
     repo.git.fsck("--strict", "--no-dangling")
     status = {r.path: r.status for r in rows}
-    assert status == {**{f"sub/drift_{i:02d}.py": "fixed" for i in range(10)},
-                      **{f"sub/clean_{i}.py": "clean" for i in range(5)},
-                      **{f"sub/broken_{i}.py": "error" for i in range(5)}}, \
+    assert status == {**{f"sub/drift_{i:02d}.py": "fixed" for i in range(drift)},
+                      **{f"sub/clean_{i}.py": "clean" for i in range(clean)},
+                      **{f"sub/broken_{i}.py": "error" for i in range(broken)}}, \
         {r.path: (r.status, r.error) for r in rows}
     branches = sorted(h.name for h in repo.heads if h.name != "main")
-    assert branches == [f"autofix/sub/drift_{i:02d}" for i in range(10)]
+    assert branches == [f"autofix/sub/drift_{i:02d}" for i in range(drift)]
     for row in rows:
         if row.status != "fixed":
             continue
@@ -78,9 +88,9 @@ def cluster() -> Iterator[Cluster]:
 
 
 @pytest.mark.slow  # the thread backend's 4 workers are tested in the default tier by
-# tests/test_batch.py (7 scripts); the Ray test below runs 24 on one repository
+# tests/test_batch.py (7 scripts); the Ray test below runs 10 on one repository
 def test_thread_backend_four_workers_twenty_scripts(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", twenty_scripts())
+    repo = make_repo(tmp_path / "repo", scripts(TWENTY))
     root = Path(str(repo.working_tree_dir))
     before = snapshot(repo)
     rows = run_batch(BatchOptions([str(root / "sub")], 4, "autofix/", template()))
@@ -90,8 +100,9 @@ def test_thread_backend_four_workers_twenty_scripts(tmp_path: Path) -> None:
 
 def test_ray_two_nodes_node_dies_mid_batch(tmp_path: Path, cluster: Cluster) -> None:
     """4 workers (0.5 CPU each) on two nodes; node 2 is killed while it runs a script:
-    its tasks are retried on the head and every branch is still whole."""
-    files = twenty_scripts()
+    its tasks are retried on the head and every branch is still whole (10 submissions: 4
+    of them slow, so one is running on node 2 when it dies)."""
+    files = scripts(TEN)
     slow = {f"sub/drift_{i:02d}.py" for i in range(4)}
     files.update({path: SLOW_DRIFT for path in slow})
     repo = make_repo(tmp_path / "repo", files)
@@ -116,7 +127,7 @@ def test_ray_two_nodes_node_dies_mid_batch(tmp_path: Path, cluster: Cluster) -> 
                                           max_retries=3))
     rows = run_batch(options, changed)
     assert killed.is_set(), "no task ran on node 2"
-    check_repository(repo, rows, before["head"])
+    check_repository(repo, rows, before["head"], TEN)
     assert snapshot(repo) == before
     retried = [r for r in rows if len(r.nodes) > 1]
     assert retried and all(r.nodes[0] in node2 and r.nodes[-1] not in node2 for r in retried), \
