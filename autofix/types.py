@@ -472,6 +472,16 @@ class RunRecord:
     metrics: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class CandidateRecord:
+    """One candidate fix tried before a fix was kept (:mod:`autofix.loop.candidates`): its
+    ``label``, the ``run`` that tried it, and whether it was ``kept``."""
+
+    label: str
+    run: int
+    kept: bool
+
+
 @dataclass
 class FixRecord:
     """One committed fix."""
@@ -485,6 +495,9 @@ class FixRecord:
     run: int = 0  # the run whose diagnosis it fixes
     diff: str = ""  # unified diff of the script, before -> after this fix
     evidence: str = ""  # the error line the fix answers (run 0: found before the first run)
+    #: the candidates run before this one was kept, best first, the kept one last; empty
+    #: when the recipe offered one way only (nothing was tried beyond the verifying run)
+    candidates: tuple[CandidateRecord, ...] = ()
 
 
 @dataclass(frozen=True)

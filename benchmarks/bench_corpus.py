@@ -28,6 +28,7 @@ Usage: nice -n 19 python benchmarks/bench_corpus.py [--only c01 c02] [--max-step
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import shutil
@@ -35,7 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,10 @@ class Outcome:
     recipes: list[str]
     final: str
     seconds: float
+    #: per fix: how many candidates its recipe's runs tried (1: one way, no trial)
+    tried: list[int] = field(default_factory=list)
+    #: the wall time of each run that tried a candidate (kept or not)
+    candidate_seconds: list[float] = field(default_factory=list)
 
     @property
     def pending(self) -> bool:
@@ -162,7 +167,36 @@ def run_case(folder: Path, case: dict[str, str], max_steps: int, timeout: float,
     final = runs[-1].get("category") or "" if runs and doc.get("status") != "fixed" else ""
     return Outcome(case["id"], case["category"], case["fix"], doc.get("status", "error"),
                    code, [f["category"] for f in fixes],
-                   [f["recipe"] for f in fixes], final, seconds)
+                   [f["recipe"] for f in fixes], final, seconds,
+                   *candidate_figures(doc))
+
+
+def candidate_figures(doc: dict[str, Any]) -> tuple[list[int], list[float]]:
+    """From a session's report: per fix the number of candidates tried (1 when its recipe
+    offered one way), and the seconds of each run that tried a candidate."""
+    seconds = {r.get("n"): float(r.get("seconds", 0.0)) for r in doc.get("runs", [])}
+    tried, walls = [], []
+    for fix in doc.get("fixes", []):
+        candidates = fix.get("candidates") or []
+        tried.append(max(1, len(candidates)))
+        walls += [seconds[c["run"]] for c in candidates if c.get("run") in seconds]
+    return tried, walls
+
+
+def value_source_recipes() -> tuple[int, int]:
+    """How many recipe modules reach their target through the value-source service or the
+    shared edit operators (they import ``autofix.toolkit.values``, ``.sources`` or
+    ``.operators``), of how many recipe modules."""
+    shared = {"autofix.toolkit.values", "autofix.toolkit.sources", "autofix.toolkit.operators"}
+    modules = [p for p in (ROOT / "recipes").glob("*.py") if not p.name.startswith("_")]
+    using = 0
+    for path in modules:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        names |= {f"{n.module}.{a.name}" for n in ast.walk(tree)
+                  if isinstance(n, ast.ImportFrom) and n.module for a in n.names}
+        using += bool(names & shared)
+    return using, len(modules)
 
 
 def main() -> None:
@@ -184,7 +218,8 @@ def main() -> None:
         out = run_case(folder, case, int(case.get("max_steps", opts.max_steps)), opts.timeout,
                        models)
         results.append(out)
-        marks = ("pending" if out.pending else "fixed" if out.fixed else "advised" if out.advised else "-") + \
+        marks = ("pending" if out.pending else "fixed" if out.fixed
+                 else "advised" if out.advised else "-") + \
             (" MISCLASSIFIED" if out.misclassified else "") + \
             (f" WRONG-KEPT={out.wrong_kept}" if out.wrong_kept else "")
         print(f"{out.case:5} {out.expected:28} {out.status:8} {out.exit_code:4} "
@@ -203,6 +238,18 @@ def main() -> None:
           f"healthy left clean: {sum(r.fixed for r in healthy)} of {len(healthy)}")
     print(f"misclassified: {sum(r.misclassified for r in results)}")
     print(f"wrong fixes kept: {sum(r.wrong_kept for r in results)}")
+    tried = [n for r in results for n in r.tried]
+    walls = sorted(w for r in results for w in r.candidate_seconds)
+    several = sum(n > 1 for n in tried)
+    if tried:
+        print(f"candidates: {len(tried)} fixes, {sum(tried)} candidates tried "
+              f"({sum(tried) / len(tried):.2f} a fix, at most {max(tried)}; {several} fixes "
+              f"tried several), wall per candidate run: "
+              + (f"median {walls[len(walls) // 2]:.1f} s, worst {walls[-1]:.1f} s"
+                 if walls else "none run"))
+    using, modules = value_source_recipes()
+    print(f"recipes through the value-source service or the shared operators: {using} of "
+          f"{modules}")
     median = sorted(r.seconds for r in results)[len(results) // 2] if results else 0.0
     print(f"time: {wall:.0f} s wall, median case {median:.0f} s")
 

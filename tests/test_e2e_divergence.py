@@ -108,6 +108,12 @@ def test_a_rate_still_diverging_after_one_division_goes_on_down_the_ladder(
     assert message.startswith("autofix: divide the learning rate by 100 (lr=0.1)"), message
     assert "1. lr=1 (/10): not kept" in message and "2. lr=0.1 (/100): kept" in message
     assert "divide-lr candidate 1 not kept" in s.out
+    # the report names both candidates and the runs that tried them
+    [fix] = s.report["fixes"]
+    tried = [(c["label"], c["kept"]) for c in fix["candidates"]]
+    assert tried == [("lr=1 (/10)", False), ("lr=0.1 (/100)", True)], fix["candidates"]
+    runs = [c["run"] for c in fix["candidates"]]
+    assert runs == sorted(runs) and len(set(runs)) == 2 and runs[-1] <= len(s.report["runs"])
     added = [x for x in s.source.splitlines() if x not in s.original.splitlines()]
     assert added == ["optimizer = torch.optim.SGD(model.parameters(), lr=0.1)"]
     assert falls_like_the_benchmark(rerun(s.source, tmp_path))

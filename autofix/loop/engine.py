@@ -56,6 +56,7 @@ from autofix.toolkit.discovery import recipes_for
 from autofix.toolkit.recipe import Recipe
 from autofix.types import (
     Applied,
+    CandidateRecord,
     Diagnosis,
     DroppedFix,
     Finding,
@@ -719,7 +720,8 @@ class _Session:
                 first_reason = first_reason or outcome.reason
                 prechecked = prechecked and outcome.precheck
                 continue
-            picked, tried = self.try_candidates(recipe, source, rc, outcome, rel, diag, run)
+            picked, tried, trials = self.try_candidates(recipe, source, rc, outcome, rel, diag,
+                                                        run)
             if picked is None:  # several candidates, none passed its run
                 first_reason, prechecked = first_reason or tried, False
                 continue
@@ -748,23 +750,25 @@ class _Session:
             line = outcome.line or (diag.line if script else 0)
             return FixRecord(recipe.category, recipe.id, sha, rel, line, outcome.summary,
                              number, diff=unified_diff(before, after, rel),
-                             evidence=cause_diag.evidence), None
+                             evidence=cause_diag.evidence,
+                             candidates=tuple(CandidateRecord(t.label, t.run_n, t.passed)
+                                              for t in trials)), None
         if len(targets) > 1:
             first_reason += f" (also tried {', '.join(rel for rel, _, _ in targets[1:])})"
         return None, NotApplicable(first_reason, recipe.id, precheck=prechecked)
 
     def try_candidates(self, recipe: type[Recipe], source: str, rc: RecipeContext,
                        first: Applied, rel: str, diag: Diagnosis, run: RunResult
-                       ) -> tuple[Applied | None, str]:
+                       ) -> tuple[Applied | None, str, list[Trial]]:
         """Several candidate fixes of ``recipe`` for ``rel`` (:mod:`autofix.loop.candidates`):
         each run in rank order, uncommitted, until one passes the proof the fix owes
         (:meth:`FixGroup.failed_by` against ``diag``, the diagnosis of ``run``). Returns
         the kept candidate and the commit's paragraph on what was tried (its run is kept
-        as the verifying run: :meth:`take_pending`), or ``None`` and why none passed. One
-        way only: ``first`` as it is, nothing tried."""
+        as the verifying run: :meth:`take_pending`), or ``None`` and why none passed; and
+        the trials. One way only: ``first`` as it is, nothing tried."""
         options = candidates(recipe, source, rc, first)
         if len(options) < 2:
-            return first, ""
+            return first, "", []
         before = self.sources()
         key = str(self.script) if rel == self.branch.rel else str(Path(self.branch.root) / rel)
         trials: list[Trial] = []
@@ -781,12 +785,12 @@ class _Session:
             trials.append(Trial(label, outcome, self.n, verdict_text(tried, verdict), failure))
             if not failure:
                 self.pending = _Pending(tried, verdict, after, self.n)
-                return outcome, trials_text(trials)
+                return outcome, trials_text(trials), trials
             rec = self.record(tried, verdict)
             rec.recipe = f"{recipe.id} candidate {k}"  # tried, no commit: "not kept"
             self.finished(rec, verdict)
         return None, (f"{recipe.id}: none of its {len(trials)} candidates passed its run ("
-                      + "; ".join(f"{t.label}: {t.failure}" for t in trials) + ")")
+                      + "; ".join(f"{t.label}: {t.failure}" for t in trials) + ")"), trials
 
     def take_pending(self) -> tuple[RunResult, Healthy | Diagnosis] | None:
         """The run of the candidate just kept, as the verifying run of its fix, when the

@@ -97,7 +97,9 @@ def session_json(result: SessionResult, merge: MergeAdvice | None = None) -> dic
         "fixes": [
             {"category": f.category, "recipe": f.recipe,
              "commit": None if result.dry_run else f.commit, "file": f.file,
-             "line": f.line, "summary": f.summary, "run": f.run, "diff": f.diff}
+             "line": f.line, "summary": f.summary, "run": f.run, "diff": f.diff,
+             "candidates": [{"label": c.label, "run": c.run, "kept": c.kept}
+                            for c in f.candidates]}
             for f in result.fixes
         ],
         "dropped": [{"commit": d.commit, "recipe": d.recipe, "category": d.category,
