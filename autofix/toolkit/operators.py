@@ -9,6 +9,9 @@
   a call's receiver narrowed to one of its attributes (a freeze loop's target);
 - :func:`frozen_loop_variable`: the loop shape the freeze recipes read
   (``for p in m.parameters(): p.requires_grad = False``);
+- :func:`cast_at_source`: an array's element type changed where the array is made
+  (``np.zeros(..., dtype=np.int64)`` -> ``dtype=np.float32``), followed back from where it
+  is used (``labels=multi_hot.tolist()``);
 - scaling a number along a ladder (a learning rate /10, /100, ...): the candidates of
   :meth:`~autofix.toolkit.scope.PlannedEdits.choose`, one rung each (``recipes/divide_lr.py``).
 """
@@ -111,5 +114,78 @@ def parameter_loop_call(loop: cst.For) -> cst.Call | None:
     return None
 
 
-__all__ = ["PARAMETER_METHODS", "frozen_loop_variable", "insert_statement", "narrow_receiver",
+#: Integer element types and the float type each becomes (numpy, torch, Python, strings).
+FLOAT_OF = {"int64": "float32", "int32": "float32", "int16": "float32", "int8": "float32",
+            "uint8": "float32", "int_": "float32", "intc": "float32", "long": "float",
+            "int": "float"}
+#: Methods and functions that keep an array's element type (``x.tolist()``, ``list(x)``):
+#: a value made by one of them is followed to its receiver or argument.
+SAME_DTYPE_METHODS = ("tolist", "copy", "clone", "numpy", "cpu", "reshape", "view", "squeeze",
+                      "unsqueeze", "flatten", "T")
+SAME_DTYPE_FUNCTIONS = ("list", "tuple", "np.asarray", "numpy.asarray", "np.array",
+                        "numpy.array", "torch.as_tensor", "torch.tensor")
+
+
+def cast_at_source(recipe: PlannedEdits, expr: cst.BaseExpression, why: str) -> str | None:
+    """Plan the integer ``dtype=`` of the call that makes ``expr``'s array changed to its
+    float type (:data:`FLOAT_OF`: ``np.int64`` -> ``np.float32``, ``torch.long`` ->
+    ``torch.float``, ``int`` -> ``float``, ``"int64"`` -> ``"float32"``), following
+    ``expr`` through the module's assignments and the calls that keep an element type
+    (:data:`SAME_DTYPE_METHODS`, :data:`SAME_DTYPE_FUNCTIONS`). Returns the new ``dtype=``
+    value's code, or ``None`` when no such call is found (or its dtype is not an integer
+    type: nothing is planned)."""
+    found = _dtype_arg(recipe, expr, 0, set())
+    if found is None:
+        return None
+    new = _float_dtype(found.value)
+    if new is None:
+        return None
+
+    def edit(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.Arg)
+        return node.with_changes(value=new)
+
+    recipe.plan_edit(found, edit, why)
+    return code(new)
+
+
+def _dtype_arg(recipe: PlannedEdits, expr: cst.BaseExpression, depth: int,
+               seen: set[cst.CSTNode]) -> cst.Arg | None:
+    if depth > 6 or expr in seen:
+        return None
+    seen.add(expr)
+    for value in recipe.program.values(expr):
+        if not isinstance(value, cst.Call):
+            continue
+        given = next((a for a in value.args if a.keyword and a.keyword.value == "dtype"), None)
+        if given is not None:
+            return given
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value in SAME_DTYPE_METHODS:
+            found = _dtype_arg(recipe, func.value, depth + 1, seen)
+        elif code(func) in SAME_DTYPE_FUNCTIONS and value.args:
+            found = _dtype_arg(recipe, value.args[0].value, depth + 1, seen)
+        else:
+            continue
+        if found is not None:
+            return found
+    return None
+
+
+def _float_dtype(dtype: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The float counterpart of an integer element type expression, else ``None``."""
+    if isinstance(dtype, cst.Name) and dtype.value in FLOAT_OF:
+        return cst.Name(FLOAT_OF[dtype.value])
+    if isinstance(dtype, cst.Attribute) and dtype.attr.value in FLOAT_OF:
+        return dtype.with_changes(attr=cst.Name(FLOAT_OF[dtype.attr.value]))
+    if isinstance(dtype, cst.SimpleString):
+        text = dtype.value[1:-1] if dtype.value[:1] in "'\"" else ""
+        if text in FLOAT_OF:
+            quote = dtype.value[0]
+            return cst.SimpleString(f"{quote}{FLOAT_OF[text]}{quote}")
+    return None
+
+
+__all__ = ["FLOAT_OF", "PARAMETER_METHODS", "SAME_DTYPE_FUNCTIONS", "SAME_DTYPE_METHODS",
+           "cast_at_source", "frozen_loop_variable", "insert_statement", "narrow_receiver",
            "parameter_loop_call"]
