@@ -16,6 +16,9 @@ tuple of ints.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import libcst as cst
 import libcst.matchers as m
 
@@ -34,11 +37,11 @@ LABEL_NAMES = ("labels", "label", "targets", "target", "y", "label_ids")
 LABEL_KEYS = ("label", "labels", "label_ids")
 
 
-def _failure(line: int, labels: dict[str, object] | None = None,
+def _failure(line: int, labels: Mapping[str, Any] | None = None,
              batch_keys: tuple[str, ...] = ("input_ids", "attention_mask")) -> ExceptionInfo:
     logits = {"kind": "tensor", "dtype": "torch.float32", "shape": [16, 2],
               "requires_grad": True}
-    user: dict[str, dict[str, object]] = {
+    user: dict[str, Mapping[str, Any]] = {
         "outputs": {"kind": "mapping", "keys": ["logits"], "values": {"logits": logits},
                     "type": "transformers.modeling_outputs.SequenceClassifierOutput"},
         "batch": {"kind": "mapping", "type": "transformers.tokenization_utils_base."
@@ -52,8 +55,9 @@ def _failure(line: int, labels: dict[str, object] | None = None,
         library_function="backward", user_line=line)
 
 
-_IDS = {"kind": "tuple", "len": 16, "items": [{"kind": "number", "type": "int", "value": 1}]}
-_TENSOR = {"kind": "tensor", "dtype": "torch.int64", "shape": [16]}
+_IDS: dict[str, Any] = {"kind": "tuple", "len": 16,
+                        "items": [{"kind": "number", "type": "int", "value": 1}]}
+_TENSOR: dict[str, Any] = {"kind": "tensor", "dtype": "torch.int64", "shape": [16]}
 _LOOP = ("import torch\nfor texts, labels in loader:\n"
          "    batch = tokenizer(texts, return_tensors='pt')\n")
 

@@ -15,6 +15,9 @@ output without ``loss``: ``model-labels`` passes the labels instead).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import libcst as cst
 import libcst.matchers as m
 
@@ -28,7 +31,7 @@ from autofix.types import ExceptionInfo
 from ._backward import failing_line, the_backward, the_failure, user_fact
 
 
-def _failure(dims: list[int], line: int, user: dict[str, dict[str, object]] | None = None,
+def _failure(dims: list[int], line: int, user: Mapping[str, Mapping[str, Any]] | None = None,
              dtype: str = "torch.float32") -> ExceptionInfo:
     tensor = {"kind": "tensor", "dtype": dtype, "shape": dims, "requires_grad": True}
     return example_failure(
@@ -37,8 +40,8 @@ def _failure(dims: list[int], line: int, user: dict[str, dict[str, object]] | No
         library_function="backward", user_line=line)
 
 
-_LOSS = {"kind": "model", "type": "torch.nn.modules.loss.CrossEntropyLoss"}
-_MODEL = {"kind": "model", "type": "torch.nn.modules.container.Sequential"}
+_LOSS: dict[str, Any] = {"kind": "model", "type": "torch.nn.modules.loss.CrossEntropyLoss"}
+_MODEL: dict[str, Any] = {"kind": "model", "type": "torch.nn.modules.container.Sequential"}
 
 
 class ReduceLossMean(PlannedEdits):
