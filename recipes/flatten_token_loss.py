@@ -16,6 +16,9 @@ plain name (``model(x)``) is flattened with ``.flatten(0, -2)`` so it is compute
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import libcst as cst
 import libcst.matchers as m
 
@@ -32,10 +35,10 @@ LOSS_FUNCTIONS = r"torch\.nn\.functional\.(cross_entropy|nll_loss)"
 
 
 def _failure(scores: list[int], target: list[int], line: int,
-             user: dict[str, object] | None = None) -> ExceptionInfo:
+             user: Mapping[str, Mapping[str, Any]] | None = None) -> ExceptionInfo:
     return example_failure(
         "RuntimeError", f"Expected target size [{scores[0]}, {scores[-1]}], got {target}",
-        user=dict(user or {}),  # type: ignore[arg-type]
+        user=user or {},
         library={"input": {"kind": "tensor", "dtype": "torch.float32", "shape": scores},
                  "target": {"kind": "tensor", "dtype": "torch.int64", "shape": target}},
         library_file="torch/nn/functional.py", library_function="cross_entropy",
