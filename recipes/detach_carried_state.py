@@ -17,7 +17,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit import Example, NotApplicable
+from autofix.toolkit import Example, NotApplicable, code
 from autofix.toolkit.facts import example_failure
 from autofix.toolkit.operators import insert_statement
 from autofix.toolkit.scope import PlannedEdits
@@ -70,11 +70,15 @@ class DetachCarriedState(PlannedEdits):
                           "    out.sum().backward()\n",
             failure=_failure(5, _H),
         ),
-        Example(  # detached already: the state records no graph
+        Example(  # detached already
             before=_LOOP + "    logits, state = model(x, state)\n"
                            "    state = tuple(s.detach() for s in state)\n"
                            "    logits.sum().backward()\n",
-            failure=_failure(6, {"kind": "tuple", "len": 2, "items": [
+            failure=_failure(6, {"kind": "tuple", "len": 2, "items": [_H, _H]}),
+        ),
+        Example(  # a state that records no graph: not what was reused
+            before=_LOOP + "    logits, state = model(x, state)\n    logits.sum().backward()\n",
+            failure=_failure(5, {"kind": "tuple", "len": 2, "items": [
                 {**_H, "requires_grad": False}, {**_H, "requires_grad": False}]}),
         ),
     )
@@ -99,11 +103,22 @@ class DetachCarriedState(PlannedEdits):
                         else f"{name} = tuple(s.detach() for s in {name})")
                 anchor = statement_of(self, assign)
                 assert isinstance(anchor, cst.SimpleStatementLine)
+                if self._detached_next(anchor, name):
+                    self.reason = f"{name} is detached right after {code(assign.value)}"
+                    continue
                 insert_statement(self, anchor, text, f"{text}: the state carried to the next "
                                  "step without the graph of this one", before=False)
                 found += 1
         if not found:
             raise NotApplicable(self.reason or self.nothing_to_do)
+
+    def _detached_next(self, anchor: cst.SimpleStatementLine, name: str) -> bool:
+        """The statement after ``anchor`` in its block rebinds ``name`` with ``.detach()``."""
+        holder = self.program.parent(anchor)
+        body = list(getattr(holder, "body", ()))
+        after = body[body.index(anchor) + 1:body.index(anchor) + 2] if anchor in body else []
+        return any(m.findall(s, m.Assign(targets=[m.AssignTarget(target=m.Name(name))]))
+                   and m.findall(s, m.Attribute(attr=m.Name("detach"))) for s in after)
 
     @staticmethod
     def _bound(assign: cst.Assign) -> set[str]:
