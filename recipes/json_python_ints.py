@@ -15,6 +15,10 @@ and nested dicts:
   ``numpy``, becomes ``int(...)`` (``float(...)`` for a floating one);
 - a dict comprehension over something numpy produced: its key (or value) ``int(...)``;
 - ``dict(zip(keys, values))`` with a numpy side: that side ``map(int, ...)``.
+
+When no ``json`` call is on the failing line (``model.save_pretrained(...)`` writes the
+config), the values the script gives a config's ``id2label`` / ``label2id`` are followed
+instead.
 """
 
 from __future__ import annotations
@@ -62,7 +66,6 @@ class JsonPythonInts(PlannedEdits):
     id = "json-python-ints"
     category = "numpy-scalar-json"
     title = "convert numpy scalars to Python numbers where the dumped values are produced"
-    requires_imports = ("json",)
     subject_from_change = True
     nothing_to_do = "no numpy value found where the dumped object is built"
 
@@ -95,6 +98,16 @@ class JsonPythonInts(PlannedEdits):
             failure=_failure(4, "value", {"ids": {"kind": "array", "dtype": "int64",
                                                   "shape": [3]}}),
         ),
+        Example(  # save_pretrained writes the config whose id2label the script set
+            before=("import json\nimport numpy as np\nids = np.unique(y)\n"
+                    "model.config.id2label = {i: n for i, n in zip(ids, names)}\n"
+                    "model.save_pretrained('out')\n"),
+            after=("import json\nimport numpy as np\nids = np.unique(y)\n"
+                   "model.config.id2label = {int(i): n for i, n in zip(ids, names)}\n"
+                   "model.save_pretrained('out')\n"),
+            failure=_failure(5, "key", {"ids": {"kind": "array", "dtype": "int64",
+                                                "shape": [3]}}),
+        ),
         Example(  # nothing numpy where the object is built
             before="import json\nmetrics = load()\njson.dump(metrics, f)\n",
             failure=_failure(3, "value"),
@@ -109,13 +122,29 @@ class JsonPythonInts(PlannedEdits):
         calls = [c for c in calls_at(self, failing_line(self, failure))
                  if self.is_qualified(c.func, JSON_CALLS) and c.args
                  and c.args[0].keyword is None]
-        if not calls:
-            raise NotApplicable("no json.dump(...) / json.dumps(...) call on the failing line")
         self.refused = refused
         self.done: set[cst.CSTNode] = set()
-        self._follow(calls[0].args[0].value, "", 0)
+        if calls:
+            self._follow(calls[0].args[0].value, "", 0)
+        else:  # a library writes the JSON (save_pretrained): the config's label maps
+            for value in self._label_maps():
+                self._follow(value, "", 1)
         if not self.done:
             raise NotApplicable(self.nothing_to_do)
+
+    def _label_maps(self) -> list[cst.BaseExpression]:
+        """The values the script gives a config's ``id2label`` / ``label2id``: assigned to
+        the attribute (``model.config.id2label = ...``) or passed as a keyword."""
+        names = m.Name("id2label") | m.Name("label2id")
+        found: list[cst.BaseExpression] = []
+        for assign in m.findall(self.program.tree, m.Assign(targets=[m.AssignTarget(
+                target=m.Attribute(attr=names))])):
+            assert isinstance(assign, cst.Assign)
+            found.append(assign.value)
+        for call in self.program.calls:
+            found += [a.value for a in call.args if a.keyword is not None
+                      and m.matches(a.keyword, names)]
+        return found
 
     # -- following the dumped object back -------------------------------------------
 
