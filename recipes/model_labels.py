@@ -7,8 +7,9 @@ it: a local of the user's frame is a transformers model output holding ``logits`
 no ``loss``, and the tensor ``backward()`` got has the logits' shape.
 
 Fix: the model call that made that output (the output variable's assignment seen from
-the failing line) gets ``labels=``: the batch's own label column when the batch given as
-``**batch`` holds one (``batch["label"]``), else a local of the frame named like labels
+the failing line) gets ``labels=``: the batch's own label column when the batch the call
+reads (given as ``**batch``, or indexed: ``batch["input_ids"]``) holds one
+(``batch["label"]``), else a local of the frame named like labels
 (``labels``, ``label``, ``targets``, ``y``) whose facts show one integer per row of the
 logits: as it is when it is a tensor, through ``torch.tensor(...)`` when it is a list or
 tuple of ints.
@@ -88,9 +89,18 @@ class ModelLabels(PlannedEdits):
             before=("import torch\nfor batch in loader:\n    outputs = model(**batch)\n"
                     "    outputs[0].backward()\n"),
             after=("import torch\nfor batch in loader:\n"
-                   "    outputs = model(**batch, labels=batch['label'])\n"
+                   "    outputs = model(**batch, labels=batch[\"label\"])\n"
                    "    outputs[0].backward()\n"),
             failure=_failure(4, None, ("input_ids", "label")),
+        ),
+        Example(  # the batch indexed for the inputs holds the labels
+            before=("import torch\nfor batch in loader:\n"
+                    "    outputs = model(input_ids=batch['input_ids'])\n"
+                    "    outputs[0].backward()\n"),
+            after=("import torch\nfor batch in loader:\n"
+                   "    outputs = model(input_ids=batch['input_ids'], labels=batch['labels'])\n"
+                   "    outputs[0].backward()\n"),
+            failure=_failure(4, None, ("input_ids", "labels")),
         ),
         Example(  # the logits backwarded on purpose: not the loss slot
             before=_LOOP + "    outputs = model(**batch)\n    outputs.logits.backward()\n",
@@ -139,13 +149,22 @@ class ModelLabels(PlannedEdits):
             m.matches(v, slot) for _, v in self.program.assigned_values(receiver.value,
                                                                        receiver))
 
+    def _quote(self) -> str:
+        """The quote the script's strings use (its first string's), ``"`` without one."""
+        first = next(iter(m.findall(self.program.tree, m.SimpleString())), None)
+        text = first.value if isinstance(first, cst.SimpleString) else '"'
+        return "'" if text.lstrip("rbuRBU")[:1] == "'" else '"'
+
     def _labels(self, failure: Failure, model: cst.Call, rows: int) -> cst.BaseExpression:
-        for arg in model.args:
-            if arg.star == "**" and isinstance(arg.value, cst.Name):
-                keys = (user_fact(failure, arg.value.value) or {}).get("keys") or ()
-                key = next((k for k in LABEL_KEYS if k in keys), None)
-                if key is not None:
-                    return cst.parse_expression(f"{arg.value.value}[{key!r}]")
+        batches = [a.value.value for a in model.args
+                   if a.star == "**" and isinstance(a.value, cst.Name)]
+        batches += [n.value.value for n in m.findall(model, m.Subscript(value=m.Name()))
+                    if isinstance(n, cst.Subscript) and isinstance(n.value, cst.Name)]
+        for batch in dict.fromkeys(batches):  # the batch the call reads: given or indexed
+            keys = (user_fact(failure, batch) or {}).get("keys") or ()
+            key = next((k for k in LABEL_KEYS if k in keys), None)
+            if key is not None:
+                return cst.parse_expression(f"{batch}[{self._quote()}{key}{self._quote()}]")
         for name in LABEL_NAMES:
             fact = user_fact(failure, name)
             if fact is None or not self.program.resolves(name, model):

@@ -54,6 +54,15 @@ class RunningLossItem(PlannedEdits):
                           "    print(total_loss / (step + 1))\n",
             failure=_failure(6),
         ),
+        Example(  # total = total + loss, in a function
+            before=("import torch\ndef train():\n    running = 0.0\n    for x, y in loader:\n"
+                    "        loss = f(x, y)\n        running = running + loss\n"
+                    "        running.backward()\n    return running\n"),
+            after=("import torch\ndef train():\n    running = 0.0\n    for x, y in loader:\n"
+                   "        loss = f(x, y)\n        running = running + loss.item()\n"
+                   "        loss.backward()\n    return running\n"),
+            failure=_failure(7),
+        ),
         Example(  # a total backwarded after the loop: not a step's loss
             before=_HEAD + "    total_loss += loss\ntotal_loss.backward()\n",
             failure=_failure(6),
@@ -73,21 +82,37 @@ class RunningLossItem(PlannedEdits):
         if not isinstance(receiver, cst.Name) or loop is None:
             raise NotApplicable(self.nothing_to_do)
         total = receiver.value
-        adds = [a for a in m.findall(loop.body, m.AugAssign(target=m.Name(total),
-                                                             operator=m.AddAssign()))
-                if isinstance(a, cst.AugAssign)]
-        if len(adds) != 1 or not isinstance(adds[0].value, cst.Name):
+        steps = self._added(loop, total)
+        if len(steps) != 1:
             raise NotApplicable(f"{total} is not a running total of one loss name in the "
                                 "loop around the failing line")
-        add = adds[0]
-        assert isinstance(add.value, cst.Name)
-        step = add.value
+        step = steps[0]
         item = cst.Call(func=cst.Attribute(value=step, attr=cst.Name("item")))
-        self.plan_edit(add.value, replace_with(item),
-                       f"{total} += {code(item)}: the total keeps numbers, not graphs")
+        self.plan_edit(step, replace_with(item),
+                       f"{code(item)} added to {total}: the total keeps numbers, not graphs")
         self.plan_edit(receiver, replace_with(cst.Name(step.value)),
                        f"{step.value}.backward(): each step backpropagates its own loss")
         for read in m.findall(self.program.tree, m.Call(func=m.Attribute(
                 value=m.Name(total), attr=m.Name("item")), args=[])):
             self.plan_edit(read, replace_with(cst.Name(total)),
                            f"{total} read as it is (a number now)")
+
+    @staticmethod
+    def _added(loop: cst.For | cst.While, total: str) -> list[cst.Name]:
+        """The names added to ``total`` in ``loop``: ``total += loss``, ``total = total +
+        loss``, ``total = loss + total``."""
+        found: list[cst.Name] = []
+        for add in m.findall(loop.body, m.AugAssign(target=m.Name(total),
+                                                    operator=m.AddAssign())):
+            assert isinstance(add, cst.AugAssign)
+            if isinstance(add.value, cst.Name):
+                found.append(add.value)
+        for assign in m.findall(loop.body, m.Assign(targets=[m.AssignTarget(
+                target=m.Name(total))], value=m.BinaryOperation(operator=m.Add()))):
+            assert isinstance(assign, cst.Assign) and isinstance(assign.value,
+                                                                 cst.BinaryOperation)
+            pair = (assign.value.left, assign.value.right)
+            for this, other in (pair, pair[::-1]):
+                if m.matches(this, m.Name(total)) and isinstance(other, cst.Name):
+                    found.append(other)
+        return found
