@@ -22,7 +22,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from autofix.categories.catalogue.contracts import output_without_loss
-from autofix.categories.failure import backward_tensor, is_float, shape
+from autofix.categories.failure import backward_tensor, is_float, numel, shape
 from autofix.toolkit import Example, NotApplicable, code
 from autofix.toolkit.facts import example_failure
 from autofix.toolkit.scope import PlannedEdits, replace_with
@@ -85,7 +85,7 @@ class ReduceLossMean(PlannedEdits):
         failure = the_failure(self)
         tensor = backward_tensor(failure)
         dims = shape(tensor)
-        if dims is None or not dims or 1 == _numel(dims) or not is_float(tensor):
+        if dims is None or not dims or numel(dims) == 1 or not is_float(tensor):
             raise NotApplicable("backward() was not given a floating tensor of several "
                                 "elements")
         if output_without_loss(failure):
@@ -116,10 +116,3 @@ class ReduceLossMean(PlannedEdits):
                         not str(fact.get("type", "")).endswith("Loss"):
                     return value.func.value
         return ""
-
-
-def _numel(dims: tuple[int, ...]) -> int:
-    out = 1
-    for d in dims:
-        out *= d
-    return out

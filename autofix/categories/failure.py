@@ -106,6 +106,14 @@ def shape(value: Value | None) -> tuple[int, ...] | None:
     return tuple(int(s) for s in value.get("shape", ()))
 
 
+def numel(dims: tuple[int, ...]) -> int:
+    """The number of elements of a tensor of shape ``dims`` (1 for a scalar's ``()``)."""
+    out = 1
+    for d in dims:
+        out *= d
+    return out
+
+
 def is_integer(value: Value | None) -> bool:
     """A tensor or array of an integer dtype."""
     dtype = str((value or {}).get("dtype", ""))

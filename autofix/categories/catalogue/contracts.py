@@ -23,6 +23,7 @@ from autofix.categories.failure import (
     json_refusal,
     layer_at_failure,
     loss_shapes,
+    numel,
     shape,
     user_values_of_kind,
 )
@@ -72,17 +73,10 @@ def _layer_advice(probe: ProbeReport) -> str:
     return text
 
 
-def _numel(dims: tuple[int, ...]) -> int:
-    out = 1
-    for d in dims:
-        out *= d
-    return out
-
-
 def _non_scalar_backward(failure: Failure) -> bool | None:
     """``backward()`` was called on a tensor of more than one element."""
     tensor = shape(backward_tensor(failure))
-    return None if tensor is None else _numel(tensor) > 1
+    return None if tensor is None else numel(tensor) > 1
 
 
 def output_without_loss(failure: Failure) -> str:
