@@ -106,6 +106,14 @@ def shape(value: Value | None) -> tuple[int, ...] | None:
     return tuple(int(s) for s in value.get("shape", ()))
 
 
+def numel(dims: tuple[int, ...]) -> int:
+    """The number of elements of a tensor of shape ``dims`` (1 for a scalar's ``()``)."""
+    out = 1
+    for d in dims:
+        out *= d
+    return out
+
+
 def is_integer(value: Value | None) -> bool:
     """A tensor or array of an integer dtype."""
     dtype = str((value or {}).get("dtype", ""))
@@ -437,3 +445,93 @@ def layer_at_failure(failure: Failure) -> LayerAtFailure | None:
             str(placed.get("root", "")), tuple(str(n) for n in placed.get("root_names") or ()),
             encoders)
     return None
+
+
+def backward_tensor(failure: Failure) -> Value | None:
+    """The summary of the tensor ``backward()`` was called on: ``self`` of torch's
+    ``Tensor.backward`` frame, else the first of the ``tensors`` ``torch.autograd.backward``
+    got; ``None`` when no such frame was described."""
+    for frame in failure.frame_facts():
+        where = frame.file.replace(chr(92), "/")
+        if frame.user or frame.function != "backward":
+            continue
+        if where.endswith("torch/_tensor.py") and kind(frame.values.get("self")) == "tensor":
+            return frame.values["self"]
+        items = (frame.values.get("tensors") or {}).get("items") or ()
+        if where.endswith("torch/autograd/__init__.py") and items and kind(items[0]) == "tensor":
+            return items[0]  # type: ignore[no-any-return]
+    return None
+
+
+@dataclass(frozen=True)
+class LossShapes:
+    """The shapes a torch loss got where it raised: its ``input`` (the scores) and its
+    ``target``, and the loss function's frame name (``cross_entropy``, ``nll_loss``)."""
+
+    input: tuple[int, ...]
+    target: tuple[int, ...]
+    loss: str
+
+    @property
+    def token_level(self) -> str:
+        """How the scores and targets of a token-level loss fail to line up: ``"both"``
+        (``(batch, time, classes)`` scores with ``(batch, time)`` targets, neither
+        flattened), ``"target"`` (the scores flattened to ``(batch*time, classes)``, the
+        targets still ``(batch, time)``), ``""`` for any other pair of shapes."""
+        if len(self.input) == 3 and len(self.target) == 2 and \
+                self.input[:2] == self.target and self.input[2] != self.target[1]:
+            return "both"
+        if len(self.input) == 2 and len(self.target) == 2 and self.target[1] > 1 and \
+                self.target[0] * self.target[1] == self.input[0]:
+            return "target"
+        return ""
+
+
+def loss_shapes(failure: Failure) -> LossShapes | None:
+    """The input and target shapes of the innermost loss frame (torch's functional
+    losses), ``None`` when the facts do not show both."""
+    for frame in failure.at("loss"):
+        scores, target = shape(frame.values.get("input")), shape(frame.values.get("target"))
+        if scores is not None and target is not None:
+            return LossShapes(scores, target, frame.function)
+    return None
+
+
+def is_numpy_scalar(value: Value | None) -> bool:
+    """A numpy scalar (``np.int64``, ``np.float32``): summarised as a 0-d array."""
+    return kind(value) == "array" and shape(value) == () and "<" not in dtype(value)
+
+
+@dataclass(frozen=True)
+class JsonRefusal:
+    """A numpy scalar the standard ``json`` encoder refused: as a mapping's ``key`` or as
+    a ``value``, its summary, and the encoder's ``dtype`` family (``int`` or ``float``)."""
+
+    part: str
+    scalar: Value
+
+    @property
+    def python_type(self) -> str:
+        """The Python type the value must be converted to: ``int``, ``float`` or ``bool``."""
+        found = dtype(self.scalar)
+        return "float" if "float" in found else "bool" if found == "bool" else "int"
+
+
+def json_refusal(failure: Failure) -> JsonRefusal | None:
+    """The numpy scalar that ``json``'s encoder refused (``Object of type int64 is not
+    JSON serializable``: the ``o`` its ``default`` got; ``keys must be str, int, ...``: the
+    ``key`` of ``_iterencode_dict``), ``None`` when the facts show no numpy scalar there."""
+    for frame in failure.frame_facts():
+        if frame.user or not frame.file.replace(chr(92), "/").endswith("json/encoder.py"):
+            continue
+        if frame.function == "default" and is_numpy_scalar(frame.values.get("o")):
+            return JsonRefusal("value", frame.values["o"])
+        if frame.function == "_iterencode_dict" and "keys must be" in failure.exc.message \
+                and is_numpy_scalar(frame.values.get("key")):
+            return JsonRefusal("key", frame.values["key"])
+    found = re.search(r"(?:not|Object of type) (u?int(?:8|16|32|64)|float(?:16|32|64)|bool_)\b",
+                      failure.exc.message)
+    if found is None:  # the C encoder (json.dumps without indent) leaves no frame: the name
+        return None
+    return JsonRefusal("key" if "keys must be" in failure.exc.message else "value",
+                       {"kind": "array", "dtype": found.group(1).rstrip("_"), "shape": []})

@@ -164,8 +164,9 @@ class _Wrap(cst.CSTTransformer):
         # first line grew: its arguments are flowed again
         aligned = pos.end.line > pos.start.line and not self.hanging and \
             not isinstance(node.whitespace_before_args, cst.ParenthesizedWhitespace)
-        if not node.args:
-            return
+        if not node.args or len(node.args) == 1 and pos.end.line == pos.start.line and \
+                isinstance(node.args[0].value, (cst.Name, cst.Attribute, cst.BaseNumber)):
+            return  # nothing to gain from breaking int(label_id): a later call on the line
         if pos.start.line in self.lines and (pos.end.line == pos.start.line or aligned):
             self.lines.discard(pos.start.line)
             self.target.append(node)

@@ -1,17 +1,32 @@
 """The contracts of torch's modules and tensors in plain PyTorch scripts: a layer built for
-another input size than the one it gets.
+another input size than the one it gets, ``backward()`` on a tensor that is not a scalar
+loss, a graph backpropagated a second time, a token-level loss given unflattened scores,
+a numpy scalar where JSON needs a Python one.
 
 Each category is recognised from the real objects at the failure (the child's facts,
 ``autofix/run/child/facts.py`` and ``layers.py``): the layer whose ``forward`` raised, its
 sizes, the shape of its input, its name in the model and the model's pretrained encoders
-with their ``config.hidden_size``. The message only names the family; every ``check``
-answers ``None`` without the facts (``needs_facts``). Measured on torch 2.13 /
+with their ``config.hidden_size``; the tensor ``backward()`` was called on; the shapes a
+loss got; the value ``json``'s encoder refused. The message only names the family; every
+``check`` answers ``None`` without the facts (``needs_facts``). Measured on torch 2.13 /
 transformers 5.24 CPU.
 """
 
 from __future__ import annotations
 
-from autofix.categories.failure import Failure, LayerAtFailure, failure_of, layer_at_failure
+from autofix.categories.failure import (
+    Failure,
+    LayerAtFailure,
+    backward_tensor,
+    failure_of,
+    is_model_output,
+    json_refusal,
+    layer_at_failure,
+    loss_shapes,
+    numel,
+    shape,
+    user_values_of_kind,
+)
 from autofix.categories.model import Category
 from autofix.types import ProbeReport
 
@@ -58,6 +73,73 @@ def _layer_advice(probe: ProbeReport) -> str:
     return text
 
 
+def _non_scalar_backward(failure: Failure) -> bool | None:
+    """``backward()`` was called on a tensor of more than one element."""
+    tensor = shape(backward_tensor(failure))
+    return None if tensor is None else numel(tensor) > 1
+
+
+def output_without_loss(failure: Failure) -> str:
+    """The name of a user local holding a transformers model output with logits and no
+    ``loss`` (the model was given no labels), "" when none."""
+    for name, value in user_values_of_kind(failure, "mapping"):
+        keys = value.get("keys") or ()
+        if is_model_output(value) and "logits" in keys and "loss" not in keys:
+            return name
+    return ""
+
+
+def _backward_advice(probe: ProbeReport) -> str:
+    failure = failure_of(probe)
+    dims = shape(backward_tensor(failure)) if failure is not None else None
+    if failure is None or dims is None:
+        return ""
+    output = output_without_loss(failure)
+    if output:
+        return (f"backward() got a tensor of shape {list(dims)}: `{output}` holds the model's "
+                "logits and no loss, the model was given no labels; pass labels=... to the "
+                "model so its first output is the loss")
+    return (f"backward() got a tensor of shape {list(dims)}, one loss per element: reduce "
+            "it to one number (.mean()) before backward()")
+
+
+def _graph_reused(failure: Failure) -> bool | None:
+    """The second backward through a freed graph was a ``backward()`` call (not a saved
+    tensor read by the user's own code)."""
+    return None if backward_tensor(failure) is None else True
+
+
+def _loss_target_shape(failure: Failure) -> bool | None:
+    """A loss got ``(batch, time, classes)`` scores against ``(batch, time)`` targets, or
+    flattened scores against unflattened targets."""
+    shapes = loss_shapes(failure)
+    return None if shapes is None else bool(shapes.token_level)
+
+
+def _loss_shape_advice(probe: ProbeReport) -> str:
+    failure = failure_of(probe)
+    shapes = loss_shapes(failure) if failure is not None else None
+    if shapes is None or not shapes.token_level:
+        return ""
+    return (f"{shapes.loss} got scores of shape {list(shapes.input)} and targets of shape "
+            f"{list(shapes.target)}: flatten them as the library's language models do, "
+            "loss(logits.view(-1, logits.size(-1)), labels.view(-1))")
+
+
+def _numpy_json(failure: Failure) -> bool | None:
+    return json_refusal(failure) is not None
+
+
+def _json_advice(probe: ProbeReport) -> str:
+    failure = failure_of(probe)
+    refused = json_refusal(failure) if failure is not None else None
+    if refused is None:
+        return ""
+    kind = str(refused.scalar.get("dtype", "numpy"))
+    return (f"json refused a numpy {kind} as a {refused.part}: convert it with "
+            f"{refused.python_type}(...) where the value is produced")
+
+
 CONTRACTS: tuple[Category, ...] = (
     Category(
         id="layer-size-mismatch",
@@ -71,5 +153,52 @@ CONTRACTS: tuple[Category, ...] = (
         hint="build the layer with the input size it really gets: nn.Linear("
              "encoder.config.hidden_size, ...) on a pretrained encoder, the previous "
              "layer's out_features otherwise",
+    ),
+    Category(
+        id="non-scalar-backward",
+        title="backward() called on a tensor that is not one loss (the model's logits, a "
+              "per-sample loss)",
+        types=("RuntimeError",),
+        patterns=(r"grad can be implicitly created only for scalar outputs",),
+        check=_non_scalar_backward,
+        needs_facts=True,
+        advice=_backward_advice,
+        hint="call backward() on one number: pass the labels to a Hugging Face model so "
+             "its first output is the loss, or reduce a per-sample loss with .mean()",
+    ),
+    Category(
+        id="graph-reused",
+        title="backward through a graph a previous step already freed (a running loss "
+              "total kept as a tensor, a hidden state carried without detach)",
+        types=("RuntimeError",),
+        patterns=(r"Trying to backward through the graph a second time",),
+        check=_graph_reused,
+        needs_facts=True,
+        hint="let each step backpropagate only its own graph: keep running totals with "
+             "loss.item(), detach a state carried across steps, compute features inside "
+             "the step",
+    ),
+    Category(
+        id="loss-target-shape",
+        title="a token-level loss given (batch, time, classes) scores without flattening",
+        types=("RuntimeError", "ValueError"),
+        patterns=(r"Expected target size \[", r"Expected input batch_size \(\d+\) to "
+                  r"match target batch_size \(\d+\)"),
+        check=_loss_target_shape,
+        needs_facts=True,
+        advice=_loss_shape_advice,
+        hint="flatten the scores to (batch*time, classes) and the targets to (batch*time,) "
+             "before the loss",
+    ),
+    Category(
+        id="numpy-scalar-json",
+        title="a numpy scalar (np.int64) where JSON needs a Python number",
+        types=("TypeError",),
+        patterns=(r"keys must be str, int, float, bool or None, not \w+",
+                  r"Object of type \w+ is not JSON serializable"),
+        check=_numpy_json,
+        needs_facts=True,
+        advice=_json_advice,
+        hint="convert numpy scalars with int(...) / float(...) where the value is produced",
     ),
 )
