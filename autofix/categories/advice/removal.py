@@ -1,0 +1,143 @@
+"""The rules that take a setting out or hand one over: ``remove / unset / drop / omit T (in
+O)``, ``remove V from T``, ``do not set T(=V)``, ``enable / disable T``, ``pass (in) a T (to
+O)`` / ``pass T through a model_init function`` / ``pass A, or B``. Standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+
+from autofix.categories.advice.parser import Built, Parser, Rule, owner_of
+from autofix.categories.advice.text import (
+    FILL,
+    OWNER_NAMES,
+    OWNER_RX,
+    STOP,
+    TOK_RX,
+    T,
+    imperative_at,
+    phrase_target,
+)
+
+
+def _remove(p: Parser, s: str, m: re.Match[str]) -> Built:
+    if not imperative_at(s, m.start()) and not m.group(1).lower().startswith(
+        ("do not", "don't", "never")
+    ):
+        return None
+    pre_owner, span, prep, container = (
+        m.group(2),
+        m.group(3),
+        (m.group(4) or "").lower(),
+        m.group(5),
+    )
+    if p.t.token(span) or re.fullmatch(T, span):
+        target, owner, value = p.tgt(span)
+    else:
+        target, owner, value = phrase_target(span), None, None
+    if pre_owner and OWNER_RX.match(owner_of(p, pre_owner) or ""):
+        owner = owner_of(p, pre_owner)
+    tok = p.t.token(span)
+    if container and prep == "from":
+        ctarget, cowner, _ = p.tgt(container)
+        if ctarget and (
+            tok
+            and tok[0] == "quote"
+            or (tok and ctarget.endswith(("modules", "columns", "list", "kwargs")))
+        ):
+            value, target, owner = (tok[1].strip("'\"") if tok else target), ctarget, cowner
+        else:
+            owner = owner or owner_of(p, container)
+    elif container:
+        owner = owner or owner_of(p, container)
+    if span.lower() in {"it", "this", "them"}:
+        target = p.antecedent(s, m.start())
+    if not target or target.lower() in STOP:
+        return None
+    return p.mk("remove", m.group(0), target, value, owner or p.owner_near("", target),
+                form="remove")
+
+
+def _enable(p: Parser, s: str, m: re.Match[str]) -> Built:
+    target, owner, _ = p.tgt(m.group(2))
+    if not target or target.lower() in STOP or target.lower() in {"context", "it", "both"}:
+        return None
+    value = m.group(1).lower() in {"enable", "turn on", "activate"}
+    owner = owner or owner_of(p, m.group(3))
+    return p.mk("set", m.group(0), target, value, owner or p.owner_near("", target),
+                form="enable")
+
+
+def _pass(p: Parser, s: str, m: re.Match[str]) -> Built:
+    span = m.group(1) or m.group(2)
+    if p.t.token(span) or re.fullmatch(T, span):
+        target, owner, value = p.tgt(span)
+    else:
+        target, owner, value = phrase_target(span), None, None
+    tail = s[m.end() :]
+    mt = re.match(rf"\s+through\s+(?:an?\s+|the\s+)?({T})", tail)
+    if mt:
+        target = p.tgt(mt.group(1))[0] or target
+    if not target or target.lower() in STOP:
+        return None
+    kind = "set" if value is not None else "pass"
+    owner = owner or p.owner_near(tail, target) or p.owner_near("", target)
+    adv = p.mk(kind, s[m.start() : m.end()], target, value, owner, form="pass")
+    mo = re.match(rf"\s*,?\s*or\s+(?:an?\s+|the\s+)?({TOK_RX})", tail)
+    if mo:
+        t2, o2, v2 = p.tgt(mo.group(1))
+        if t2:
+            alt = p.mk("set" if v2 is not None else "pass", mo.group(0), t2, v2, o2 or owner,
+                       form="pass")
+            end = m.end() + mo.end()
+            return [p.either(s[m.start() : end], (adv, alt), "pass", m.start(), end)]
+    return adv
+
+
+REMOVE = (
+    Rule(
+        "remove",
+        re.compile(
+            rf"\b(remove|unset|drop|omit|delete|get rid of|(?:do not|don't|never)\s+(?:set|pass"
+            rf"|use"
+            rf"|specify))\s+"
+            rf"{FILL}(?:({TOK_RX})\s+(?={TOK_RX}))?({T}|[a-z]+(?:\s+[a-z]+)??)(?:\s+(?:prefix"
+            rf"|suffix|argument|parameter|option|flag|entry|field|key))?(?=\s+(?:from|in"
+            rf"|of)\b|\s*[.,;:]|\s*$|\s+(?:and|or|to|if|when|before|after)\b)(?:\s+(from|in"
+            rf"|of)\s+(?:the\s+|your\s+)?"
+            rf"({T}|{OWNER_NAMES}))?",
+            re.IGNORECASE,
+        ),
+        _remove,
+    ),
+    Rule(
+        "enable",
+        re.compile(
+            rf"\b(enable|disable|turn off|turn on|deactivate|activate)\s+{FILL}({T}|[a-z]+)"
+            rf"(?:\s+(?:in|of)\s+(?:the\s+)?({TOK_RX}|{OWNER_NAMES}))?",
+            re.IGNORECASE,
+        ),
+        _enable,
+        imperative=True,
+    ),
+)
+
+PASS = (
+    Rule(
+        "pass",
+        re.compile(
+            rf"\b(?:pass(?:ing)?|supply|give|feed|send)\s+(?:in\s+)?(?:(?:it|them)\s+(?:as|in|to"
+            rf"|via)\s+)?"
+            rf"(?:(?:an?|the|your|its|both|a single|one)\s+)*(?:[a-z\-]+\s+){{0,2}}?({TOK_RX})"
+            rf"|\b(?:pass(?:ing)?|supply)\s+(?:in\s+)?(?:(?:an?|the|your|its)\s+)?({T}"
+            rf"|[a-z]+(?:\s+[a-z]+){{0,2}}?)"
+            rf"(?=\s+(?:through|via|as|to|into|in|when|instead|together|if|that|for|with|argument"
+            rf"|object|instance)\b"
+            rf"|\s*[.,;]|\s*$)",
+            re.IGNORECASE,
+        ),
+        _pass,
+        imperative=True,
+    ),
+)
+
