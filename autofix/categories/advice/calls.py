@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from autofix.categories.advice.model import NONE, Advice
-from autofix.categories.advice.parser import Built, Found, Parser, Rule
+from autofix.categories.advice.parser import Built, Example, Found, Parser, Rule
 from autofix.categories.advice.text import TOK_RX, T, imperative_at
 
 _CALL = re.compile(rf"\b(?:call|run|first run|invoke)\s+(?:the\s+)?({TOK_RX})", re.IGNORECASE)
@@ -99,15 +99,50 @@ def _install(p: Parser, s: str) -> list[Found]:
 
 
 CALL = (
-    Rule("call", None, scan=_calls),
+    Rule(
+        "call",
+        None,
+        scan=_calls,
+        examples=(
+            Example(
+                'Using `.sort` on a dataset with attached indexes is not allowed. You can first '
+                'run `.drop_index() to remove your index and then re-add it.',
+                'call drop_index',
+            ),
+            Example(
+                'Using `.select` on a dataset with attached indexes is not allowed. You can first '
+                'run `.drop_index() to remove your index and then re-add it.',
+                'call drop_index',
+            ),
+        ),
+    ),
     Rule(
         "merge-unload",
         re.compile(r"\b(?:please\s+)?(?:first\s+)?merge and unload\b", re.IGNORECASE),
         _merge_unload,
         each=False,
         imperative=True,
+        examples=(
+            Example(
+                'You passed a `PeftModel` instance together with a `peft_config` to the trainer. '
+                'Please first merge and unload the existing adapter, save the resulting base '
+                'model, and then pass that base model along with the new `peft_config` to the '
+                'trainer.',
+                'call merge_and_unload', form='call',
+            ),
+        ),
     ),
-    Rule("using-call", re.compile(rf"\busing\s+({TOK_RX})"), _using_call),
+    Rule(
+        "using-call",
+        re.compile(rf"\busing\s+({TOK_RX})"),
+        _using_call,
+        examples=(
+            Example(
+                'please remove all the indexes using `dataset.drop_index` before saving a dataset',
+                'call drop_index', form='call',
+            ),
+        ),
+    ),
     Rule(
         "cannot-be",
         re.compile(
@@ -116,7 +151,32 @@ CALL = (
             rf"|True|False)(?!\s+\w+ed\b)"
         ),
         _cannot_be,
+        examples=(
+            Example(
+                "`config_name` cannot be 'data'. Please, choose another name for configuration.",
+                "set config_name [!= 'data']",
+            ),
+            Example(
+                "When packing is enabled, `max_length` can't be `None`.",
+                'set max_length [!= None]',
+            ),
+        ),
     ),
 )
 
-INSTALL = (Rule("install", None, scan=_install),)
+INSTALL = (Rule(
+        "install",
+        None,
+        scan=_install,
+        examples=(
+            Example(
+                'Prefix tuning requires `peft>=0.18.0` when the model is loaded with a device '
+                'map. Upgrade peft, or load the model with `device_map=None`.',
+                'install peft [upgrade]', form='upgrade',
+            ),
+            Example(
+                'This function needs wandb installed: `pip install wandb`',
+                'install wandb', form='pip-install',
+            ),
+        ),
+    ),)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from autofix.categories.advice.model import normalise_target, pv
-from autofix.categories.advice.parser import Built, Parser, Rule, owner_of
+from autofix.categories.advice.parser import Built, Example, Parser, Rule, owner_of
 from autofix.categories.advice.text import OWNER_NAMES, TOK_RX, phrase_target
 
 
@@ -165,7 +165,18 @@ def _adjust_phrase(p: Parser, s: str, m: re.Match[str]) -> Built:
 
 
 MISC = (
-    Rule("without", re.compile(rf"\bwithout\s+({TOK_RX})"), _without),
+    Rule(
+        "without",
+        re.compile(rf"\bwithout\s+({TOK_RX})"),
+        _without,
+        examples=(
+            Example(
+                'Using EarlyStoppingCallback without load_best_model_at_end=True. Once training '
+                'is finished, the best model will not be loaded automatically.',
+                'set load_best_model_at_end =True',
+            ),
+        ),
+    ),
     Rule(
         "override",
         re.compile(
@@ -175,12 +186,32 @@ MISC = (
         ),
         _override,
         imperative=True,
+        examples=(
+            Example(
+                'Checkpoint directory <tmp>/acc_proj/checkpoints/checkpoint_0 (0) already exists. '
+                'Please manually override `self.save_iteration` with what iteration to start '
+                'with.',
+                'set self.save_iteration [change]',
+            ),
+            Example(
+                'Checkpoint directory {} ({}) already exists. Please manually override '
+                '`self.save_iteration` with what iteration to start with.',
+                'set self.save_iteration [change]',
+            ),
+        ),
     ),
     Rule(
         "enable-both",
         re.compile(r"\b(?:recommended to |you should |please )?enable both\b", re.IGNORECASE),
         _enable_both,
         each=False,
+        examples=(
+            Example(
+                '`non_blocking` is enabled but `dataloader_pin_memory` is not. For the best '
+                "performance, it's recommended to enable both.",
+                'set non_blocking =True',
+            ),
+        ),
     ),
     Rule(
         "one-of-flags",
@@ -191,6 +222,13 @@ MISC = (
         ),
         _one_of_flags,
         each=False,
+        examples=(
+            Example(
+                'Using --fsdp xxx together with --deepspeed is not possible, deactivate one of '
+                'those flags.',
+                'either(remove fsdp | remove deepspeed)',
+            ),
+        ),
     ),
     Rule(
         "pass-together",
@@ -200,12 +238,32 @@ MISC = (
         ),
         _pass_together,
         each=False,
+        examples=(
+            Example(
+                'You must pass a model and an optimizer together to `accelerate.prepare()` when '
+                'using MS-AMP.',
+                'pass model @accelerate.prepare()',
+            ),
+            Example(
+                'You must pass a model and an optimizer together to `accelerate.prepare()` when '
+                'using TransformerEngine.',
+                'pass model @accelerate.prepare()',
+            ),
+        ),
     ),
     Rule(
         "migrate-pair",
         re.compile(rf"\bmigrate to\s+({TOK_RX})\s*/\s*({TOK_RX})"),
         _migrate_pair,
         each=False,
+        examples=(
+            Example(
+                'Detected legacy dataset columns `chosen_input_ids`/`rejected_input_ids`; they '
+                'are deprecated and will not be supported in v1. Please migrate to '
+                '`chosen_ids`/`rejected_ids`.',
+                "rename chosen_input_ids ='chosen_ids'",
+            ),
+        ),
     ),
     Rule(
         "adjust-phrase",
@@ -216,6 +274,14 @@ MISC = (
         ),
         _adjust_phrase,
         each=False,
+        examples=(
+            Example(
+                'You are using a per_device_train_batch_size of 1 with padding-free training. '
+                'Using a batch size of 1 annihilate the benefits of padding-free training. Please '
+                'consider increasing the batch size to at least 2.',
+                'set batch_size [>= 2]',
+            ),
+        ),
     ),
 )
 
@@ -230,9 +296,17 @@ CONFLICT = (
         ),
         _remove_either,
         each=False,
+        examples=(
+            Example(
+                'Passing a `model_init` is incompatible with providing the `optimizers` argument. '
+                'You should subclass `Trainer` and override the `create_optimizer_and_scheduler` '
+                'method.',
+                'either(remove model_init | remove optimizers)',
+            ),
+        ),
     ),
     Rule(
-        "incompatible",
+        "cannot-together",
         re.compile(
             rf"({TOK_RX})\s+(?:cannot|can't|can not)\s+be\s+(?:passed|used|set"
             rf"|specified)\s+(?:together\s+)?with\s+"
@@ -240,6 +314,13 @@ CONFLICT = (
         ),
         _cannot_together,
         each=False,
+        examples=(
+            Example(
+                '`state_dict` cannot be passed together with a model name or a `gguf_file`. Use '
+                'one of the two loading strategies.',
+                'either(remove state_dict | remove gguf_file)', form="incompatible",
+            ),
+        ),
     ),
     Rule(
         "only-one-place",
@@ -250,6 +331,14 @@ CONFLICT = (
         ),
         _only_one_place,
         each=False,
+        examples=(
+            Example(
+                'You set `quantization_config` both as a trainer argument and in '
+                '`args.model_init_kwargs`. Please set it in only one place, preferably as a '
+                'trainer argument.',
+                'remove quantization_config @model_init_kwargs',
+            ),
+        ),
     ),
     Rule(
         "only-one",
@@ -258,6 +347,18 @@ CONFLICT = (
         ),
         _only_one,
         each=False,
+        examples=(
+            Example(
+                'You can only pass one <class '
+                "'accelerate.utils.dataclasses.DistributedDataParallelKwargs'> in "
+                '`kwargs_handlers`.',
+                "remove kwargs_handlers ='DistributedDataParallelKwargs' [keep one]",
+            ),
+            Example(
+                'You can only pass one {} in `kwargs_handlers`.',
+                "remove kwargs_handlers ='{}' [keep one]",
+            ),
+        ),
     ),
     Rule(
         "adjust-any",
@@ -268,6 +369,18 @@ CONFLICT = (
         ),
         _adjust_any,
         each=False,
+        examples=(
+            Example(
+                'With n_samples=2, test_size=0.9 and train_size=None, the resulting train set '
+                'will be empty. Adjust any of the aforementioned parameters.',
+                'either(set test_size [change] | set train_size [change])',
+            ),
+            Example(
+                'With n_samples={}, test_size={} and train_size={}, the resulting train set will '
+                'be empty. Adjust any of the aforementioned parameters.',
+                'either(set test_size [change] | set train_size [change])',
+            ),
+        ),
     ),
     Rule(
         "in-vocabulary",
@@ -276,6 +389,20 @@ CONFLICT = (
         ),
         _in_vocabulary,
         each=False,
+        examples=(
+            Example(
+                "The specified `eos_token` ('<|nope|>') is not found in the vocabulary of the "
+                'given `processing_class` (BertTokenizer). Ensure that the `eos_token` exists in '
+                'the vocabulary before using it as an EOS token.',
+                'set eos_token [a token in the vocabulary]',
+            ),
+            Example(
+                "The specified `pad_token` ('<|nope|>') is not found in the vocabulary of the "
+                'given `processing_class` (BertTokenizer). Ensure that the `pad_token` exists in '
+                'the vocabulary before using it as a padding token.',
+                'set pad_token [a token in the vocabulary]',
+            ),
+        ),
     ),
     Rule(
         "expected-either",
@@ -285,5 +412,13 @@ CONFLICT = (
         ),
         _expected_either,
         each=False,
+        examples=(
+            Example(
+                "Invalid `dtype` passed to the config. Expected either 'auto' or a string "
+                "representing a valid `torch.dtype` (e.g., 'float32'), but got float77.",
+                "either(set dtype ='auto' | set dtype [a string representing a valid "
+                "`torch.dtype`])",
+            ),
+        ),
     ),
 )

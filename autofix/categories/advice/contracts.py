@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import re
 
-from autofix.categories.advice.parser import Built, Parser, Rule, noun_target, subject_before
+from autofix.categories.advice.parser import (
+    Built,
+    Example,
+    Parser,
+    Rule,
+    noun_target,
+    subject_before,
+)
 from autofix.categories.advice.text import CONSTRAINT, STOP, TOK_RX, T
 
 _PHRASE = rf"(?:(?:provided|given|your|the)\s+)?(?:{T}|[a-z]+(?:\s+[a-z]+){{0,2}}?)"
@@ -64,6 +71,18 @@ CONTRACT = (
             re.IGNORECASE,
         ),
         _returns,
+        examples=(
+            Example(
+                "rollout_func must return keys ['completion_ids', 'logprobs'] in its output dict.",
+                "set rollout_func [return keys ['completion_ids', 'logprobs'] in its output dict]",
+            ),
+            Example(
+                "The reward function 'short' returned 1 rewards, but 2 were expected (one per "
+                'prompt-completion pair). Make sure the reward function returns exactly one '
+                'reward per completion.',
+                'set reward_function [return exactly one reward per completion]',
+            ),
+        ),
     ),
     Rule(
         "requires-that",
@@ -74,17 +93,46 @@ CONTRACT = (
             re.IGNORECASE,
         ),
         _requires_that,
+        examples=(
+            Example(
+                'This collator requires that sequence lengths be even to create a leakage-free '
+                'perm_mask. Please see relevant comments in source code for details.',
+                'requires sequence_length [even] when This collator',
+            ),
+            Example(
+                'interleave_datasets with probabilities requires every dataset that can be '
+                'sampled (probability > 0) to be non-empty; datasets at indices [1] are empty.',
+                'requires dataset [non-empty] when interleave_datasets',
+            ),
+        ),
     ),
     Rule(
         "avoid",
         re.compile(rf"\bavoid\s+(?:using|passing|setting)\s+(?:the\s+)?({TOK_RX})",
                    re.IGNORECASE),
         _avoid,
+        examples=(
+            Example(
+                'Number of custom checkpoints in folder <tmp>/acc_state does not match the number '
+                'of registered objects:\n\tFound checkpoints: 1\n\tRegistered objects: 0\nPlease '
+                'make sure to only load checkpoints from folders that were created with the same '
+                'set of registered objects,or avoid using `custom_checkpoint` in the filename for '
+                'files in that same directory and load them in manually.',
+                'remove custom_checkpoint',
+            ),
+        ),
     ),
     Rule(
         "expected-got",
         re.compile(rf"\bexpected\s+({TOK_RX})\s*,\s*got\s+(.+?)\s+instead\b", re.IGNORECASE),
         _expected_got,
+        examples=(
+            Example(
+                "Expected 'XLoraConfig', got '<class 'peft.tuners.lora.config.LoraConfig'>' "
+                'instead.',
+                "rename LoraConfig ='XLoraConfig'",
+            ),
+        ),
     ),
     Rule(
         "selected-in",
@@ -96,5 +144,12 @@ CONTRACT = (
         _selected_in,
         each=False,
         imperative=True,
+        examples=(
+            Example(
+                "Column 'nope' not found in the dataset. Please provide a column selected in: "
+                "['text', 'label']",
+                "either(set column ='text' | set column ='label')",
+            ),
+        ),
     ),
 )

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from autofix.categories.advice.model import Advice, pv
-from autofix.categories.advice.parser import Built, Parser, Rule, subject_before
+from autofix.categories.advice.parser import Built, Example, Parser, Rule, subject_before
 from autofix.categories.advice.text import OWNER_RX, STOP, TOK_RX, T
 
 _ART = r"(?:an?\s+|the\s+)?"
@@ -134,12 +134,36 @@ ONE_OF = (
             re.IGNORECASE,
         ),
         _one_of,
+        examples=(
+            Example(
+                "padding_side must be 'left' or 'right'",
+                "either(set padding_side ='left' | set padding_side ='right')",
+            ),
+            Example(
+                "Expected 'attention_mask' or 'position_ids' in inputs.",
+                "either(set ? ='attention_mask' | set ? ='position_ids')",
+            ),
+        ),
     ),
 )
 
 NAMES = (
-    Rule("either-nouns", _EITHER_NOUNS, _either_nouns),
-    Rule("either-nouns", _NOT_BOTH, _either_nouns),
+    Rule(
+        "either-nouns",
+        _EITHER_NOUNS,
+        _either_nouns,
+        examples=(
+            Example(
+                'You have to specify either input_ids or inputs_embeds',
+                'either(specify input_ids | specify inputs_embeds)',
+            ),
+            Example(
+                '`Trainer` requires either a `model` or `model_init` argument',
+                'either(pass model @Trainer | pass model_init @Trainer)',
+            ),
+        ),
+    ),
+    Rule("either-nouns-not-both", _NOT_BOTH, _either_nouns),
     Rule(
         "one-of-names",
         re.compile(
@@ -150,6 +174,16 @@ NAMES = (
             re.IGNORECASE,
         ),
         _one_of_names,
+        examples=(
+            Example(
+                'At most one of fp16 and bf16 can be True, but not both',
+                'either(set fp16 =False | set bf16 =False)',
+            ),
+            Example(
+                'You must specify exactly one of input_ids or inputs_embeds',
+                'either(remove input_ids | remove inputs_embeds)',
+            ),
+        ),
     ),
     Rule(
         "not-both",
@@ -161,5 +195,16 @@ NAMES = (
             re.IGNORECASE,
         ),
         _not_both,
+        examples=(
+            Example(
+                'Both `seed` and `generator` were provided. Please specify just one of them.',
+                'either(remove seed | remove generator)',
+            ),
+            Example(
+                'You cannot pass in both `dynamo_plugin` and `dynamo_backend`, please only pass '
+                'in one.',
+                'either(remove dynamo_plugin | remove dynamo_backend)',
+            ),
+        ),
     ),
 )

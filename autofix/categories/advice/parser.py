@@ -34,10 +34,13 @@ Built = Advice | Iterable[Found] | None
 
 @dataclass(frozen=True)
 class Example:
-    """A real library message a rule must parse, and ``str()`` of one advice it gives."""
+    """A real library message a rule must parse (a saved example's, or the library's source
+    text with ``{}`` for what it fills in), ``str()`` of one advice it gives, and that
+    advice's ``form`` where it is not the rule's name."""
 
     message: str
     gives: str
+    form: str = ""
 
 
 @dataclass(frozen=True)

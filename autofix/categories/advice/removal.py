@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from autofix.categories.advice.parser import Built, Parser, Rule, owner_of
+from autofix.categories.advice.parser import Built, Example, Parser, Rule, owner_of
 from autofix.categories.advice.text import (
     FILL,
     OWNER_NAMES,
@@ -109,6 +109,19 @@ REMOVE = (
             re.IGNORECASE,
         ),
         _remove,
+        examples=(
+            Example(
+                '`model` and `ref_model` cannot be the same object. In most cases you should omit '
+                "`ref_model` and we'll initialize it to a copy of `model` for you.",
+                'remove ref_model',
+            ),
+            Example(
+                'nobody/bert-bin does not appear to have a file named model.safetensors or '
+                'model.safetensors.index.json and thus cannot be loaded with `safetensors`. '
+                'Please do not set `use_safetensors=True`.',
+                'remove use_safetensors =True',
+            ),
+        ),
     ),
     Rule(
         "enable",
@@ -119,6 +132,20 @@ REMOVE = (
         ),
         _enable,
         imperative=True,
+        examples=(
+            Example(
+                'log_completions_hub_repo is set, but log_completions is False. Enable '
+                'log_completions to upload completions to the Hub, or unset '
+                'log_completions_hub_repo.',
+                'set log_completions =True',
+            ),
+            Example(
+                'When `padding_free=True` without packing, `max_length` is not enforced. Either '
+                "enable packing (e.g., `packing=True, packing_strategy='bfd'`), provide already "
+                'truncated inputs, or set `max_length=None`.',
+                'set packing =True',
+            ),
+        ),
     ),
 )
 
@@ -138,6 +165,18 @@ PASS = (
         ),
         _pass,
         imperative=True,
+        examples=(
+            Example(
+                'Bare does not define `config_class`; pass an explicit config to '
+                '`from_pretrained`.',
+                'pass config @from_pretrained',
+            ),
+            Example(
+                'To use hyperparameter search, you need to pass your model through a model_init '
+                'function.',
+                'pass model_init',
+            ),
+        ),
     ),
 )
 

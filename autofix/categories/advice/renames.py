@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from autofix.categories.advice.parser import Built, Parser, Rule
+from autofix.categories.advice.parser import Built, Example, Parser, Rule
 from autofix.categories.advice.text import TOK_RX, T, imperative_at
 
 
@@ -61,6 +61,14 @@ RENAMED = (
         re.compile(rf"({T})\s+(?:\w+\s+){{0,2}}?(?:has been|was|is)\s+renamed\s+to\s+({T})"),
         _renamed,
         each=False,
+        examples=(
+            Example(
+                'The `bfd-requeue` packing strategy has been renamed to `bfd_split`. Please '
+                'update your configuration accordingly. The `bfd-requeue` strategy is deprecated '
+                'and will be removed in v2.0.0.',
+                "rename bfd-requeue ='bfd_split'",
+            ),
+        ),
     ),
 )
 
@@ -74,6 +82,16 @@ REPLACED = (
             re.IGNORECASE,
         ),
         _use_instead,
+        examples=(
+            Example(
+                '`torch_dtype` is deprecated! Use `dtype` instead!',
+                "rename torch_dtype ='dtype'",
+            ),
+            Example(
+                '`{}` is deprecated and will be removed in v6. Use `{}` instead.',
+                "rename {} ='{}'",
+            ),
+        ),
     ),
     Rule(
         "deprecated-use",
@@ -84,12 +102,30 @@ REPLACED = (
         ),
         _deprecated_use,
         imperative=True,
+        examples=(
+            Example(
+                '`inject_adapter_in_model` does not support {} yet. Please use `get_peft_model`.',
+                "rename {} ='get_peft_model'",
+            ),
+        ),
     ),
     Rule(
         "did-you-mean",
         re.compile(rf"\bdid you mean:?\s+({T}|[A-Za-z_]\w*)", re.IGNORECASE),
         _did_you_mean,
         each=False,
+        examples=(
+            Example(
+                "'TrainingArguments' object has no attribute 'generation_config'. Did you mean: "
+                "'accelerator_config'?",
+                "rename generation_config ='accelerator_config'",
+            ),
+            Example(
+                "AttributeError: module 'datasets' has no attribute 'load_datset'. Did you mean: "
+                "'load_dataset'?",
+                "rename load_datset ='load_dataset'",
+            ),
+        ),
     ),
 )
 

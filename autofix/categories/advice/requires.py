@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from autofix.categories.advice.model import pv
-from autofix.categories.advice.parser import Built, Parser, Rule, subject_before
+from autofix.categories.advice.parser import Built, Example, Parser, Rule, subject_before
 from autofix.categories.advice.text import (
     CONSTRAINT,
     ENV_NAMES,
@@ -142,6 +142,16 @@ SPECIFY = (
             rf"(?:specified|provided|passed|given|defined|set|supplied)\b(?!\s+(?:to|as)\b)"
         ),
         _specified,
+        examples=(
+            Example(
+                'input_ids must be provided for Peft model generation',
+                'specify input_ids',
+            ),
+            Example(
+                "`loftq_config` must be specified when `init_lora_weights` is 'loftq'.",
+                'specify loftq_config',
+            ),
+        ),
     ),
     Rule(
         "please-specify",
@@ -155,11 +165,32 @@ SPECIFY = (
         ),
         _please_specify,
         imperative=True,
+        examples=(
+            Example(
+                'Please specify `target_modules` in `peft_config`',
+                'specify target_modules @peft_config',
+            ),
+            Example(
+                "Your setup doesn't support bf16/gpu. You need to assign use_cpu if you want to "
+                'train the model on CPU.',
+                'specify use_cpu',
+            ),
+        ),
     ),
     Rule(
         "is-required",
         re.compile(rf"({T})\s+(?:is|are)\s+(?:also\s+)?required\b(?!\s+(?:for|when|to)\b)"),
         _is_required,
+        examples=(
+            Example(
+                '`train_dataset` is required',
+                'specify train_dataset',
+            ),
+            Example(
+                '`train_dataset` is required unless an `environment_factory` is provided.',
+                'specify train_dataset',
+            ),
+        ),
     ),
 )
 
@@ -173,6 +204,20 @@ REQUIRES = (
         ),
         _requires_match,
         each=False,
+        examples=(
+            Example(
+                '--load_best_model_at_end requires the save and eval strategy to match, but '
+                'found\n- Evaluation strategy: IntervalStrategy.EPOCH\n- Save strategy: '
+                'SaveStrategy.STEPS',
+                'requires save_strategy [== eval_strategy] when load_best_model_at_end',
+            ),
+            Example(
+                '--load_best_model_at_end requires the save and eval strategy to match, except '
+                'when --save_strategy="best", but found\n- Evaluation strategy: '
+                'IntervalStrategy.NO\n- Save strategy: SaveStrategy.STEPS',
+                'requires save_strategy [== eval_strategy] when load_best_model_at_end',
+            ),
+        ),
     ),
     Rule(
         "requires",
@@ -187,6 +232,16 @@ REQUIRES = (
             re.IGNORECASE,
         ),
         _requires,
+        examples=(
+            Example(
+                'Trainer: training requires a train_dataset.',
+                'pass train_dataset @Trainer',
+            ),
+            Example(
+                'Trainer: evaluation requires an eval_dataset.',
+                'pass eval_dataset @Trainer',
+            ),
+        ),
     ),
     Rule(
         "only-when",
@@ -201,6 +256,18 @@ REQUIRES = (
             re.IGNORECASE,
         ),
         _only_when,
+        examples=(
+            Example(
+                'The argument lora_bias=True is only supported with init_lora_weights=True or '
+                'False, got init_lora_weights=pissa instead.',
+                'requires init_lora_weights =True when lora_bias',
+            ),
+            Example(
+                '--dataloader_prefetch_factor can only be set when data is loaded in a different '
+                'process, i.e. when --dataloader_num_workers > 0.',
+                'requires dataloader_num_workers [> 0] when dataloader_prefetch_factor',
+            ),
+        ),
     ),
 )
 

@@ -9,7 +9,7 @@ import re
 from dataclasses import replace
 
 from autofix.categories.advice.model import Advice, pv
-from autofix.categories.advice.parser import Built, Found, Parser, Rule, owner_of
+from autofix.categories.advice.parser import Built, Example, Found, Parser, Rule, owner_of
 from autofix.categories.advice.text import (
     CONSTRAINT,
     FILL,
@@ -271,6 +271,16 @@ SET = (
         ),
         _set,
         split=True,
+        examples=(
+            Example(
+                'DoRA does not support megatron_core, please set `use_dora=False`.',
+                'set use_dora =False', form='set-eq',
+            ),
+            Example(
+                'Data parallelism is not configured. Set `parallelism_config` first.',
+                'specify parallelism_config', form='set-name',
+            ),
+        ),
     ),
     Rule(
         "use-assign",
@@ -286,6 +296,19 @@ SET = (
         ),
         _value_verbs,
         split=True,
+        examples=(
+            Example(
+                'The argument lora_bias=True is not supported for DoRA, please pass '
+                'use_dora=False',
+                'set use_dora =False',
+            ),
+            Example(
+                'This tokenizer does not have a mask token which is necessary for masked language '
+                'modeling. You should pass `mlm=False` to train on causal language modeling '
+                'instead.',
+                'set mlm =False',
+            ),
+        ),
     ),
 )
 
@@ -304,11 +327,31 @@ MUST_BE = (
             re.IGNORECASE,
         ),
         _must_be,
+        examples=(
+            Example(
+                '`rho` must be >= 1.0',
+                'set rho [>= 1.0]',
+            ),
+            Example(
+                'temperature must be positive',
+                'set temperature [positive]',
+            ),
+        ),
     ),
     Rule(
         "expected",
         re.compile(rf"\bexpected(?: value)?\s+({T})\s*(>=|<=|>|<|==)\s*(\S+)", re.IGNORECASE),
         _expected,
+        examples=(
+            Example(
+                'Got warmup_steps = -1, Expected value warmup_steps >= 0',
+                'set warmup_steps [>= 0]',
+            ),
+            Example(
+                'Got warmup_steps = {}, Expected value warmup_steps >= 0',
+                'set warmup_steps [>= 0]',
+            ),
+        ),
     ),
     Rule(
         "one-of-list",
@@ -321,6 +364,16 @@ MUST_BE = (
             re.IGNORECASE,
         ),
         _one_of_list,
+        examples=(
+            Example(
+                '`auto_wrap_policy` must be one of {}, got {}.',
+                'set auto_wrap_policy [one of {}]',
+            ),
+            Example(
+                'Unknown mixed_precision mode: {}. Choose between {}',
+                'set mixed_precision [one of {}]',
+            ),
+        ),
     ),
 )
 
@@ -335,5 +388,17 @@ ADJUST = (
             re.IGNORECASE,
         ),
         _adjust,
+        examples=(
+            Example(
+                'The sum of test_size and train_size = 1.2, should be in the (0, 1) range. Reduce '
+                'test_size and/or train_size.',
+                'either(set test_size [decrease] | set train_size [decrease])',
+            ),
+            Example(
+                'The sum of train_size and test_size = 6.0, should be smaller than the number of '
+                'samples 4. Reduce test_size and/or train_size.',
+                'either(set test_size [decrease] | set train_size [decrease])',
+            ),
+        ),
     ),
 )
