@@ -18,8 +18,9 @@ X to steps") or of what the library did by itself ("Setting num_proc to 1") give
 
 Forms understood (``T`` a target: a backticked name, ``--flag``, ``args.x``,
 ``cfg['key']`` or a snake_case word; ``V`` a value: a literal, a backticked literal, a
-bare word; ``T=V`` an assignment, backticked or bare, or ``'T':V``). Each has a real
-message in ``tests/test_advice_parse.py``:
+bare word; ``T=V`` an assignment, backticked or bare, or ``'T':V``). Each has real
+messages among its rule's examples (run by ``tests/test_advice_rules.py``) and in
+``tests/test_advice_parse.py``:
 
 =========================================  ==========  ========================================
 form (example)                             kind        result
