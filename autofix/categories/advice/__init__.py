@@ -101,6 +101,14 @@ the matcher tries them (a span an earlier rule took is not read again); the rule
 family (``setting``, ``either``, ``requires``, ``renames``, ``removal``, ``conflicts``,
 ``calls``, ``contracts``) and are written with the grammar of ``text``.
 
+Adding a form: write its pattern with the grammar of ``text`` (a target is ``{T}``, a
+protected token ``{TOK_RX}``), a builder that reads the match into an :class:`Advice`
+through the parser's readers (``p.tgt`` a target with its owner and value, ``p.val`` a
+value or constraint, ``p.owner_near`` the owner named after it, ``p.mk`` the advice, with
+its words), and at least one real message as an :class:`Example`; declare the
+:class:`Rule` in its family module and place it in :data:`RULES` before the rules whose
+spans it must win.
+
 Imports: autofix.categories.advice (its own modules) only: standard library (``re``,
 ``ast``); the messages are text, no library is imported.
 """
