@@ -47,11 +47,9 @@ def _nouns_kind(verb: str, not_both: bool) -> str:
 
 def _either_nouns(p: Parser, s: str, m: re.Match[str]) -> Built:
     alts: Sequence[Advice]
-    if m.re is _NOT_BOTH:
-        verb, a_span, b_span, not_both = m.group(1).lower(), m.group(2), m.group(3), True
-    else:
-        verb = (m.group(1) or m.group(2)).lower()
-        a_span, b_span, not_both = m.group(3), m.group(4), bool(m.group(5))
+    groups = m.groupdict()
+    verb = (groups["verb"] or groups.get("verb2") or "").lower()
+    a_span, b_span, not_both = groups["a"], groups["b"], bool(groups["not_both"])
     kind = _nouns_kind(verb, not_both)
     alts = []
     for span in (a_span, b_span):
@@ -74,8 +72,8 @@ def _either_nouns(p: Parser, s: str, m: re.Match[str]) -> Built:
 
 
 def _one_of_names(p: Parser, s: str, m: re.Match[str]) -> Built:
-    lead, how = m.group(1).lower(), (m.group(4) or "").lower()
-    names = [p.tgt(g)[0] for g in (m.group(2), m.group(3))]
+    lead, how = m["lead"].lower(), (m["how"] or "").lower()
+    names = [p.tgt(g)[0] for g in (m["a"], m["b"])]
     if not all(names):
         return None
     if lead == "at least":
@@ -97,7 +95,7 @@ _ONE_ONLY = re.compile(
 def _not_both(p: Parser, s: str, m: re.Match[str]) -> Built:
     if not _ONE_ONLY.search(p.t.text):
         return None
-    a, b = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    a, b = (m["a"], m["b"]) if m["a"] else (m["a2"], m["b2"])
     alts = tuple(p.mk("remove", m.group(0), p.tgt(g)[0], form="not-both") for g in (a, b))
     if not all(x.target for x in alts):
         return None
@@ -105,16 +103,17 @@ def _not_both(p: Parser, s: str, m: re.Match[str]) -> Built:
 
 
 _EITHER_NOUNS = re.compile(
-    rf"\b(?:(requires?|specify|pass(?: in)?|provide|use|set|define|must (?:contain|be passed"
-    rf"|specify)|needs?)\s+(?:in\s+)?"
-    rf"either|either\s+(pass(?: in)?|specify|provide|use|set|define))\s+{_NOUN_ART}({T}|'\w+')"
-    rf"(?:\s+(?:argument|parameter|for [\w\s]+?))?\s+or\s+{_NOUN_ART}({T}|'\w+')(?:\s+(?:argument"
-    rf"|parameter|arguments))?"
-    rf"(,?\s*(?:but\s+)?not both)?",
+    rf"\b(?:(?P<verb>requires?|specify|pass(?: in)?|provide|use|set|define"
+    rf"|must (?:contain|be passed|specify)|needs?)\s+(?:in\s+)?either"
+    rf"|either\s+(?P<verb2>pass(?: in)?|specify|provide|use|set|define))"
+    rf"\s+{_NOUN_ART}(?P<a>{T}|'\w+')(?:\s+(?:argument|parameter|for [\w\s]+?))?"
+    rf"\s+or\s+{_NOUN_ART}(?P<b>{T}|'\w+')(?:\s+(?:argument|parameter|arguments))?"
+    rf"(?P<not_both>,?\s*(?:but\s+)?not both)?",
     re.IGNORECASE,
 )
 _NOT_BOTH = re.compile(
-    rf"\b(specify|pass|use|provide|set)\s+({T})\s+or\s+({T})(,?\s*(?:but\s+)?not both)",
+    rf"\b(?P<verb>specify|pass|use|provide|set)\s+(?P<a>{T})\s+or\s+(?P<b>{T})"
+    rf"(?P<not_both>,?\s*(?:but\s+)?not both)",
     re.IGNORECASE,
 )
 
@@ -167,10 +166,11 @@ NAMES = (
     Rule(
         "one-of-names",
         re.compile(
-            rf"\b(at least|exactly|only|at most)\s+(?:pass\s+|specify\s+|set\s+|use\s+)?one of"
-            rf"\s+(?:the\s+)?({T}|[a-z]\w*)\s*(?:,|or|and)\s*({T}|[a-z]\w*)"
-            rf"(?:\s+(?:must|should|has to|needs to|can) be (set|specified|provided|passed|given"
-            rf"|true))?",
+            rf"\b(?P<lead>at least|exactly|only|at most)\s+"
+            rf"(?:pass\s+|specify\s+|set\s+|use\s+)?one of\s+(?:the\s+)?"
+            rf"(?P<a>{T}|[a-z]\w*)\s*(?:,|or|and)\s*(?P<b>{T}|[a-z]\w*)"
+            rf"(?:\s+(?:must|should|has to|needs to|can) be "
+            rf"(?P<how>set|specified|provided|passed|given|true))?",
             re.IGNORECASE,
         ),
         _one_of_names,
@@ -188,8 +188,9 @@ NAMES = (
     Rule(
         "not-both",
         re.compile(
-            rf"(?:\bboth\s+({T})\s+and\s+({T})"
-            rf"|({T})(?:\s+\([^)]*\))?\s+and\s+(?:the\s+)?({T})(?:\s+[\w ]{0, 20}?argument)"
+            rf"(?:\bboth\s+(?P<a>{T})\s+and\s+(?P<b>{T})"
+            rf"|(?P<a2>{T})(?:\s+\([^)]*\))?\s+and\s+(?:the\s+)?(?P<b2>{T})"
+            rf"(?:\s+[\w ]{0, 20}?argument)"
             rf"?\s+(?:can ?not|can't|cannot)\s+(?:both\s+)?be\s+"
             rf"(?:both\s+)?(?:set|configured|used|passed|specified|true))",
             re.IGNORECASE,

@@ -21,16 +21,12 @@ from autofix.categories.advice.text import (
 
 
 def _remove(p: Parser, s: str, m: re.Match[str]) -> Built:
-    if not imperative_at(s, m.start()) and not m.group(1).lower().startswith(
+    if not imperative_at(s, m.start()) and not m["verb"].lower().startswith(
         ("do not", "don't", "never")
     ):
         return None
-    pre_owner, span, prep, container = (
-        m.group(2),
-        m.group(3),
-        (m.group(4) or "").lower(),
-        m.group(5),
-    )
+    pre_owner, span, container = m["pre_owner"], m["name"], m["container"]
+    prep = (m["prep"] or "").lower()
     if p.t.token(span) or re.fullmatch(T, span):
         target, owner, value = p.tgt(span)
     else:
@@ -59,11 +55,11 @@ def _remove(p: Parser, s: str, m: re.Match[str]) -> Built:
 
 
 def _enable(p: Parser, s: str, m: re.Match[str]) -> Built:
-    target, owner, _ = p.tgt(m.group(2))
+    target, owner, _ = p.tgt(m["name"])
     if not target or target.lower() in STOP or target.lower() in {"context", "it", "both"}:
         return None
-    value = m.group(1).lower() in {"enable", "turn on", "activate"}
-    owner = owner or owner_of(p, m.group(3))
+    value = m["verb"].lower() in {"enable", "turn on", "activate"}
+    owner = owner or owner_of(p, m["owner"])
     return p.mk("set", m.group(0), target, value, owner or p.owner_near("", target),
                 form="enable")
 
@@ -98,14 +94,13 @@ REMOVE = (
     Rule(
         "remove",
         re.compile(
-            rf"\b(remove|unset|drop|omit|delete|get rid of|(?:do not|don't|never)\s+(?:set|pass"
-            rf"|use"
-            rf"|specify))\s+"
-            rf"{FILL}(?:({TOK_RX})\s+(?={TOK_RX}))?({T}|[a-z]+(?:\s+[a-z]+)??)(?:\s+(?:prefix"
-            rf"|suffix|argument|parameter|option|flag|entry|field|key))?(?=\s+(?:from|in"
-            rf"|of)\b|\s*[.,;:]|\s*$|\s+(?:and|or|to|if|when|before|after)\b)(?:\s+(from|in"
-            rf"|of)\s+(?:the\s+|your\s+)?"
-            rf"({T}|{OWNER_NAMES}))?",
+            rf"\b(?P<verb>remove|unset|drop|omit|delete|get rid of"
+            rf"|(?:do not|don't|never)\s+(?:set|pass|use|specify))\s+{FILL}"
+            rf"(?:(?P<pre_owner>{TOK_RX})\s+(?={TOK_RX}))?"
+            rf"(?P<name>{T}|[a-z]+(?:\s+[a-z]+)??)"
+            rf"(?:\s+(?:prefix|suffix|argument|parameter|option|flag|entry|field|key))?"
+            rf"(?=\s+(?:from|in|of)\b|\s*[.,;:]|\s*$|\s+(?:and|or|to|if|when|before|after)\b)"
+            rf"(?:\s+(?P<prep>from|in|of)\s+(?:the\s+|your\s+)?(?P<container>{T}|{OWNER_NAMES}))?",
             re.IGNORECASE,
         ),
         _remove,
@@ -126,8 +121,9 @@ REMOVE = (
     Rule(
         "enable",
         re.compile(
-            rf"\b(enable|disable|turn off|turn on|deactivate|activate)\s+{FILL}({T}|[a-z]+)"
-            rf"(?:\s+(?:in|of)\s+(?:the\s+)?({TOK_RX}|{OWNER_NAMES}))?",
+            rf"\b(?P<verb>enable|disable|turn off|turn on|deactivate|activate)\s+{FILL}"
+            rf"(?P<name>{T}|[a-z]+)"
+            rf"(?:\s+(?:in|of)\s+(?:the\s+)?(?P<owner>{TOK_RX}|{OWNER_NAMES}))?",
             re.IGNORECASE,
         ),
         _enable,
