@@ -25,7 +25,7 @@ from autofix.categories.advice.text import (
 
 
 def _specified(p: Parser, s: str, m: re.Match[str]) -> Built:
-    target, owner, _ = p.tgt(m.group(1))
+    target, owner, _ = p.tgt(m["name"])
     if not target or target.lower() in STOP:
         return None
     owner = owner or p.owner_near(s[m.end() :], target) or p.owner_near("", target)
@@ -33,7 +33,7 @@ def _specified(p: Parser, s: str, m: re.Match[str]) -> Built:
 
 
 def _please_specify(p: Parser, s: str, m: re.Match[str]) -> Built:
-    span = m.group(1) or m.group(2)
+    span = m["token"] or m["phrase"]
     target, owner, value = (
         p.tgt(span)
         if (p.t.token(span) or re.fullmatch(T, span))
@@ -47,7 +47,7 @@ def _please_specify(p: Parser, s: str, m: re.Match[str]) -> Built:
 
 
 def _is_required(p: Parser, s: str, m: re.Match[str]) -> Built:
-    target, owner, _ = p.tgt(m.group(1))
+    target, owner, _ = p.tgt(m["name"])
     if not target:
         return None
     return p.mk("specify", m.group(0), target, None, owner or p.owner_near("", target),
@@ -55,7 +55,7 @@ def _is_required(p: Parser, s: str, m: re.Match[str]) -> Built:
 
 
 def _requires_match(p: Parser, s: str, m: re.Match[str]) -> Built:
-    a, b, noun = m.group(1), m.group(2), m.group(3)
+    a, b, noun = m["a"], m["b"], m["noun"]
     return p.mk("requires", m.group(0), f"{a}_{noun}", None, None,
                 when=subject_before(p, s, m.start()), constraint=f"== {b}_{noun}",
                 form="requires-match")
@@ -113,7 +113,7 @@ def _requires(p: Parser, s: str, m: re.Match[str]) -> Built:
 
 
 def _only_when(p: Parser, s: str, m: re.Match[str]) -> Built:
-    head = m.group(1)
+    head = m["head"]
     if not re.search(r"\bonly\b", m.group(0), re.IGNORECASE):
         return None
     when = p.tgt(
@@ -124,9 +124,9 @@ def _only_when(p: Parser, s: str, m: re.Match[str]) -> Built:
             flags=re.IGNORECASE,
         )
     )[0]
-    target, owner, value = p.tgt(m.group(2))
-    if m.group(3):
-        value, _ = p.val(m.group(3))
+    target, owner, value = p.tgt(m["name"])
+    if m["value"]:
+        value, _ = p.val(m["value"])
     if not (target and when):
         return None
     return p.mk("requires", m.group(0), target, value, owner, when=when,
@@ -137,8 +137,8 @@ SPECIFY = (
     Rule(
         "specified",
         re.compile(
-            rf"(?:^|(?<=\s))({T}|^[A-Za-z]\w*)\s+(?:\([^)]*\)\s+)?(?:has|have|needs?|must"
-            rf"|should)\s+(?:to\s+)?(?:also\s+)?be\s+"
+            rf"(?:^|(?<=\s))(?P<name>{T}|^[A-Za-z]\w*)\s+(?:\([^)]*\)\s+)?"
+            rf"(?:has|have|needs?|must|should)\s+(?:to\s+)?(?:also\s+)?be\s+"
             rf"(?:specified|provided|passed|given|defined|set|supplied)\b(?!\s+(?:to|as)\b)"
         ),
         _specified,
@@ -157,9 +157,9 @@ SPECIFY = (
         "please-specify",
         re.compile(
             rf"\b(?:specify|provide|define|supply|set up|give|add"
-            rf"|assign)\s+{FILL}(?:[a-z\-]+\s+){{0,2}}?({TOK_RX})"
-            rf"|\b(?:specify|provide|define|supply|add|assign)\s+({T}"
-            rf"|(?:an?\s+|the\s+)?[a-z]+(?:\s+[a-z]+){{0,2}}?)"
+            rf"|assign)\s+{FILL}(?:[a-z\-]+\s+){{0,2}}?(?P<token>{TOK_RX})"
+            rf"|\b(?:specify|provide|define|supply|add|assign)\s+"
+            rf"(?P<phrase>{T}|(?:an?\s+|the\s+)?[a-z]+(?:\s+[a-z]+){{0,2}}?)"
             rf"(?=\s+{PREP}\b|\s*[.,;:]|\s*$)",
             re.IGNORECASE,
         ),
@@ -179,7 +179,9 @@ SPECIFY = (
     ),
     Rule(
         "is-required",
-        re.compile(rf"({T})\s+(?:is|are)\s+(?:also\s+)?required\b(?!\s+(?:for|when|to)\b)"),
+        re.compile(
+            rf"(?P<name>{T})\s+(?:is|are)\s+(?:also\s+)?required\b(?!\s+(?:for|when|to)\b)"
+        ),
         _is_required,
         examples=(
             Example(
@@ -198,9 +200,8 @@ REQUIRES = (
     Rule(
         "requires-match",
         re.compile(
-            r"\brequires the (\w+) and (\w+) (strategy|steps|size|type|mode) to (?:match|be "
-            r"(?:the same"
-            r"|equal))"
+            r"\brequires the (?P<a>\w+) and (?P<b>\w+) (?P<noun>strategy|steps|size|type|mode)"
+            r" to (?:match|be (?:the same|equal))"
         ),
         _requires_match,
         each=False,
@@ -246,13 +247,12 @@ REQUIRES = (
     Rule(
         "only-when",
         re.compile(
-            rf"({T}|can only (?:use|specify|pass|set)\s+{TOK_RX}(?:\s+in the code)?)\s*(?:can"
-            rf" only be"
-            rf"|is only|is useful only|only works|is only supported|"
-            rf"can only be used)?\s*(?:set|used|supported|true|available|useful)?\s*(?:when|with"
-            rf"|if)\s+(?:[^;]*?\bwhen\s+)?"
-            rf"(?:using\s+)?({T})(?:\s+(?:is\s+set\s+to|is|=|==)\s+({V}))?(?:\s*(?P<c>(?:>=|<=|>"
-            rf"|<)\s*\S+))?",
+            rf"(?P<head>{T}|can only (?:use|specify|pass|set)\s+{TOK_RX}(?:\s+in the code)?)"
+            rf"\s*(?:can only be|is only|is useful only|only works|is only supported"
+            rf"|can only be used)?\s*(?:set|used|supported|true|available|useful)?"
+            rf"\s*(?:when|with|if)\s+(?:[^;]*?\bwhen\s+)?(?:using\s+)?(?P<name>{T})"
+            rf"(?:\s+(?:is\s+set\s+to|is|=|==)\s+(?P<value>{V}))?"
+            rf"(?:\s*(?P<c>(?:>=|<=|>|<)\s*\S+))?",
             re.IGNORECASE,
         ),
         _only_when,

@@ -49,14 +49,13 @@ def _set_advises(s: str, m: re.Match[str]) -> bool:
 
 
 _SET_EQ = re.compile(
-    rf"\s+(?:it\s+|this\s+)?(?:via\s+|in\s+|with\s+|using\s+)?{FILL}((?:{TOK_RX})"
-    rf"(?:\s*(?:,|and|,\s*and)\s*"
-    rf"(?:{TOK_RX}))*)"
+    rf"\s+(?:it\s+|this\s+)?(?:via\s+|in\s+|with\s+|using\s+)?{FILL}"
+    rf"(?P<tokens>(?:{TOK_RX})(?:\s*(?:,|and|,\s*and)\s*(?:{TOK_RX}))*)"
 )
 _SET_TO = re.compile(
-    rf"\s+{FILL}({T}|it|this|them|[a-z]+)(?:\s+(?:argument|parameter|option|flag))?"
-    rf"(?:\s+(?:in|of|on)\s+(?:the\s+)?({TOK_RX}|{OWNER_NAMES}))?\s+(?:to|as|equal to"
-    rf"|=)\s+({V})"
+    rf"\s+{FILL}(?P<name>{T}|it|this|them|[a-z]+)(?:\s+(?:argument|parameter|option|flag))?"
+    rf"(?:\s+(?:in|of|on)\s+(?:the\s+)?(?P<owner>{TOK_RX}|{OWNER_NAMES}))?"
+    rf"\s+(?:to|as|equal to|=)\s+(?P<value>{V})"
 )
 _SET_CONSTRAINT = (
     re.compile(rf"\s+{FILL}({TOK_RX})\s*((?:>=|<=|>|<)\s*[\w.]+)"),
@@ -66,8 +65,8 @@ _SET_CONSTRAINT = (
     ),
 )
 _SET_NAME = re.compile(
-    rf"\s+{FILL}({TOK_RX})(?=\s+(?:first|directly|explicitly|yourself|manually)\b|\s*[.;]"
-    rf"|\s*$)"
+    rf"\s+{FILL}(?P<name>{TOK_RX})"
+    rf"(?=\s+(?:first|directly|explicitly|yourself|manually)\b|\s*[.;]|\s*$)"
 )
 
 
@@ -77,7 +76,7 @@ def _set_eq(p: Parser, s: str, m: re.Match[str]) -> list[Found]:
     if not m3:
         return []
     advs = []
-    for tok_text in re.findall(TOK_RX, m3.group(1)):
+    for tok_text in re.findall(TOK_RX, m3["tokens"]):
         kind_tok = p.t.token(tok_text)
         target, owner, value = p.tgt(tok_text)
         if (
@@ -100,17 +99,17 @@ def _set_to(p: Parser, s: str, m: re.Match[str]) -> list[Found]:
     m2 = _SET_TO.match(s[m.end() :])
     if not m2:
         return []
-    target, owner, _ = p.tgt(m2.group(1))
-    if m2.group(1).lower() in {"it", "this", "them"}:
+    target, owner, _ = p.tgt(m2["name"])
+    if m2["name"].lower() in {"it", "this", "them"}:
         target = p.antecedent(s, m.start())
-    value, cons = p.val(m2.group(3))
+    value, cons = p.val(m2["value"])
     if (
         not target
         or target.lower() in {"the", "a", "an", "up", "in", "of", "environment"}
         or isinstance(value, str) and value.lower() in BAD_VALUES
     ):
         return []
-    owner = owner or owner_of(p, m2.group(2))
+    owner = owner or owner_of(p, m2["owner"])
     end = m.end() + m2.end()
     owner = owner or p.owner_near(s[end:], target) or p.owner_near("", target)
     return [(m.start(), end, p.mk("set", s[m.start() : end], target, value, owner,
@@ -139,7 +138,7 @@ def _set_name(p: Parser, s: str, m: re.Match[str]) -> list[Found]:
     m4 = _SET_NAME.match(s[m.end() :])
     if not m4 or not m.group(0).lower().startswith("set"):
         return []
-    target, owner, value = p.tgt(m4.group(1))
+    target, owner, value = p.tgt(m4["name"])
     if not target:
         return []
     end = m.end() + m4.end()
@@ -159,7 +158,7 @@ def _set(p: Parser, s: str, m: re.Match[str]) -> Built:
 
 
 def _value_verbs(p: Parser, s: str, m: re.Match[str]) -> Built:
-    verb = m.group(1).lower()
+    verb = m["verb"].lower()
     before = s[: m.start()]
     if verb == "with":
         if not re.search(
@@ -168,8 +167,8 @@ def _value_verbs(p: Parser, s: str, m: re.Match[str]) -> Built:
             return None
     elif not (imperative_at(s, m.start()) or re.search(r"\b(?:or|and|by)\s+$", before)):
         return None
-    toks = re.findall(TOK_RX, m.group(2))
-    seps = re.findall(r"(?<=\x02)\s*(,\s*or|,\s*and|or|and|,)\s*(?=\x01)", m.group(2))
+    toks = re.findall(TOK_RX, m["tokens"])
+    seps = re.findall(r"(?<=\x02)\s*(,\s*or|,\s*and|or|and|,)\s*(?=\x01)", m["tokens"])
     advs = []
     for tok_text in toks:
         kind_tok = p.t.token(tok_text)
@@ -188,7 +187,7 @@ _MUST_BE_STOP = STOP | {"batch", "size", "sum", "loss", "model", "dataset", "fun
 
 
 def _must_be(p: Parser, s: str, m: re.Match[str]) -> Built:
-    subj = m.group(1)
+    subj = m["subject"]
     if subj and subj.lower() in _MUST_BE_STOP:
         subj = None
     if m.group(0).lower().lstrip().startswith("can") and not m.group("v"):
@@ -207,19 +206,19 @@ def _must_be(p: Parser, s: str, m: re.Match[str]) -> Built:
 
 
 def _expected(p: Parser, s: str, m: re.Match[str]) -> Built:
-    target = p.tgt(m.group(1))[0]
+    target = p.tgt(m["name"])[0]
     if not target:
         return None
-    cons = f"{m.group(2)} {p.t.expand(m.group(3))}"
+    cons = f"{m['op']} {p.t.expand(m['bound'])}"
     return p.mk("set", m.group(0), target, None, p.owner_near("", target), constraint=cons,
                 form="expected")
 
 
 def _one_of_list(p: Parser, s: str, m: re.Match[str]) -> Built:
-    target = p.tgt(m.group(1))[0] if m.group(1) else p.subject
+    target = p.tgt(m["name"])[0] if m["name"] else p.subject
     if not target:
         return None
-    cons = "one of " + p.t.expand(m.group(2) or m.group(3))
+    cons = "one of " + p.t.expand(m["values"] or m["values2"])
     return p.mk("set", m.group(0), target, None, p.owner_near("", target), constraint=cons,
                 form="one-of-list")
 
@@ -230,7 +229,7 @@ def _adjust(p: Parser, s: str, m: re.Match[str]) -> Built:
         or re.search(r"\b(?:consider|try)\s+$", s[: m.start()], re.IGNORECASE)
     ):
         return None
-    verb = m.group(1).lower()
+    verb = m["verb"].lower()
     cons = (
         "increase"
         if verb.startswith(("incr", "rais"))
@@ -239,7 +238,7 @@ def _adjust(p: Parser, s: str, m: re.Match[str]) -> Built:
         else "decrease"
     )
     advs = []
-    for span in (m.group(2), m.group(3)):
+    for span in (m["a"], m["b"]):
         if span:
             target, owner, _ = p.tgt(span)
             if target:
@@ -285,13 +284,11 @@ SET = (
     Rule(
         "use-assign",
         re.compile(
-            rf"\b(use|using|pass(?:ing)?(?: in)?|load(?:ing)? (?:the|your) model with|with|try"
-            rf"|specify(?:ing)?|"
-            rf"provide|add|instantiate your model with|call \S+ with|launch(?:ing)? with"
-            rf"|rerun \S+ with"
-            rf"|restart it with)\s+"
-            rf"(?:the\s+default\s+|only\s+)?((?:{TOK_RX})(?:\s*(?:,|and|or|,\s*and"
-            rf"|,\s*or)\s*(?:{TOK_RX}))*)",
+            rf"\b(?P<verb>use|using|pass(?:ing)?(?: in)?|load(?:ing)? (?:the|your) model with"
+            rf"|with|try|specify(?:ing)?|provide|add|instantiate your model with|call \S+ with"
+            rf"|launch(?:ing)? with|rerun \S+ with|restart it with)\s+"
+            rf"(?:the\s+default\s+|only\s+)?"
+            rf"(?P<tokens>(?:{TOK_RX})(?:\s*(?:,|and|or|,\s*and|,\s*or)\s*(?:{TOK_RX}))*)",
             re.IGNORECASE,
         ),
         _value_verbs,
@@ -316,7 +313,7 @@ MUST_BE = (
     Rule(
         "must-be",
         re.compile(
-            rf"(?:({T}|[a-z][a-z0-9]*(?:_[a-z0-9]+)*"
+            rf"(?:(?P<subject>{T}|[a-z][a-z0-9]*(?:_[a-z0-9]+)*"
             rf"|[A-Z][a-z]+_\w+)\s+(?:\([^)]*\)\s+)?(?:(?:parameter|argument|option)\s+)?)?(?:must"
             rf"|should|has to|needs to|can)\s+"
             rf"(?:always\s+|only\s+|also\s+)?(?:be|equal"
@@ -340,7 +337,10 @@ MUST_BE = (
     ),
     Rule(
         "expected",
-        re.compile(rf"\bexpected(?: value)?\s+({T})\s*(>=|<=|>|<|==)\s*(\S+)", re.IGNORECASE),
+        re.compile(
+            rf"\bexpected(?: value)?\s+(?P<name>{T})\s*(?P<op>>=|<=|>|<|==)\s*(?P<bound>\S+)",
+            re.IGNORECASE,
+        ),
         _expected,
         examples=(
             Example(
@@ -356,11 +356,10 @@ MUST_BE = (
     Rule(
         "one-of-list",
         re.compile(
-            rf"(?:({T})\s+)?(?:must|should)\s+be\s+one\s+of:?\s*({TOK_RX}"
-            rf"|\[[^\]]*\]|\([^)]*\))|\b(?:choose between|"
-            rf"choose from|possible values are|supported values are|expected one of)\s*:?\s*"
-            rf"({TOK_RX}"
-            rf"|\[[^\]]*\])",
+            rf"(?:(?P<name>{T})\s+)?(?:must|should)\s+be\s+one\s+of:?\s*"
+            rf"(?P<values>{TOK_RX}|\[[^\]]*\]|\([^)]*\))"
+            rf"|\b(?:choose between|choose from|possible values are|supported values are"
+            rf"|expected one of)\s*:?\s*(?P<values2>{TOK_RX}|\[[^\]]*\])",
             re.IGNORECASE,
         ),
         _one_of_list,
@@ -381,10 +380,9 @@ ADJUST = (
     Rule(
         "adjust",
         re.compile(
-            rf"\b(increase|increasing|raise|reduce|reducing|decrease|lower|lowering"
-            rf"|chang(?:e|ing)"
-            rf"|adjust(?:ing)?)\s+"
-            rf"(?:the\s+|your\s+)?({T})(?:\s+(?:and/or|and|or)\s+({T}))?",
+            rf"\b(?P<verb>increase|increasing|raise|reduce|reducing|decrease|lower|lowering"
+            rf"|chang(?:e|ing)|adjust(?:ing)?)\s+"
+            rf"(?:the\s+|your\s+)?(?P<a>{T})(?:\s+(?:and/or|and|or)\s+(?P<b>{T}))?",
             re.IGNORECASE,
         ),
         _adjust,
