@@ -66,8 +66,8 @@ def _using_call(p: Parser, s: str, m: re.Match[str]) -> Built:
 
 
 def _cannot_be(p: Parser, s: str, m: re.Match[str]) -> Built:
-    target = p.tgt(m.group(1))[0]
-    value, _ = p.val(m.group(2))
+    target = p.tgt(m["name"])[0]
+    value, _ = p.val(m["value"])
     if not target:
         return None
     return p.mk("set", m.group(0), target, None, p.owner_near("", target),
@@ -146,9 +146,8 @@ CALL = (
     Rule(
         "cannot-be",
         re.compile(
-            rf"({T})\s+(?:cannot|can't|must not|should not|may not)\s+be\s+({TOK_RX}|-?\d+\b"
-            rf"|None"
-            rf"|True|False)(?!\s+\w+ed\b)"
+            rf"(?P<name>{T})\s+(?:cannot|can't|must not|should not|may not)\s+be\s+"
+            rf"(?P<value>{TOK_RX}|-?\d+\b|None|True|False)(?!\s+\w+ed\b)"
         ),
         _cannot_be,
         examples=(

@@ -19,7 +19,7 @@ def _remove_either(p: Parser, s: str, m: re.Match[str]) -> Built:
     """Either of the two names of the match taken out."""
     alts = tuple(
         p.mk("remove", m.group(0), p.tgt(g)[0], form="incompatible")
-        for g in (m.group(1), m.group(2))
+        for g in (m["a"], m["b"])
     )
     return [p.either(m.group(0), alts, "incompatible", m.start(), m.end())]
 
@@ -42,18 +42,18 @@ def _only_one_place(p: Parser, s: str, m: re.Match[str]) -> Built:
         return None
     target = p.tgt(both.group(1))[0]
     places = [both.group(2).strip(), owner_of(p, both.group(3)) or both.group(3)]
-    keep = m.group(1).strip()
+    keep = m["place"].strip()
     drop = next((pl for pl in places if pl != keep and keep not in pl), places[-1])
     drop = normalise_target(drop)[0] if drop else drop
     return p.mk("remove", m.group(0), target, None, drop, form="only-one-place")
 
 
 def _only_one(p: Parser, s: str, m: re.Match[str]) -> Built:
-    value = p.t.token(m.group(1)) or (
+    value = p.t.token(m["what"]) or (
         "",
-        re.sub(r"^<class |>$", "", p.t.expand(m.group(1))).strip("'\"").split(".")[-1],
+        re.sub(r"^<class |>$", "", p.t.expand(m["what"])).strip("'\"").split(".")[-1],
     )
-    return p.mk("remove", m.group(0), p.tgt(m.group(2))[0], value[1] if value else None,
+    return p.mk("remove", m.group(0), p.tgt(m["name"])[0], value[1] if value else None,
                 constraint="keep one", form="only-one")
 
 
@@ -80,12 +80,12 @@ def _in_vocabulary(p: Parser, s: str, m: re.Match[str]) -> Built:
 def _expected_either(p: Parser, s: str, m: re.Match[str]) -> Built:
     if not p.subject:
         return None
-    first = p.t.token(m.group(1))
+    first = p.t.token(m["value"])
     alts = (
         p.mk("set", m.group(0), p.subject, pv(first[1]) if first else None,
              form="expected-either"),
         p.mk("set", m.group(0), p.subject, None,
-             constraint=p.t.expand(m.group(2)).split(" (")[0], form="expected-either"),
+             constraint=p.t.expand(m["kind"]).split(" (")[0], form="expected-either"),
     )
     return [p.either(m.group(0), alts, "expected-either", m.start(), m.end())]
 
@@ -98,9 +98,9 @@ def _without(p: Parser, s: str, m: re.Match[str]) -> Built:
 
 
 def _override(p: Parser, s: str, m: re.Match[str]) -> Built:
-    owner = owner_of(p, m.group(2))
+    owner = owner_of(p, m["owner"])
     res = []
-    for tok in re.findall(TOK_RX, m.group(1)):
+    for tok in re.findall(TOK_RX, m["tokens"]):
         target, own, value = p.tgt(tok)
         if target and not target.startswith(("create_", "compute_")):
             res.append((m.start(), m.end(), p.mk(
@@ -135,11 +135,11 @@ def _one_of_flags(p: Parser, s: str, m: re.Match[str]) -> Built:
 
 
 def _pass_together(p: Parser, s: str, m: re.Match[str]) -> Built:
-    owner = owner_of(p, m.group(3))
+    owner = owner_of(p, m["owner"])
     return [
         (m.start() + i, m.start() + i + 1,
          p.mk("pass", m.group(0), t, None, owner, form="pass-together"))
-        for i, t in enumerate((m.group(1), m.group(2)))
+        for i, t in enumerate((m["a"], m["b"]))
     ]
 
 
@@ -156,12 +156,12 @@ def _migrate_pair(p: Parser, s: str, m: re.Match[str]) -> Built:
 
 
 def _adjust_phrase(p: Parser, s: str, m: re.Match[str]) -> Built:
-    if not phrase_target(m.group(2)):
+    if not phrase_target(m["phrase"]):
         return None
-    bound = (m.group(3) or "")
+    bound = (m["bound"] or "")
     op = ">=" if bound.startswith("at least") else "<=" if bound else "=="
-    return p.mk("set", m.group(0), phrase_target(m.group(2)), None, None,
-                constraint=f"{op} {m.group(4)}", form="adjust-phrase")
+    return p.mk("set", m.group(0), phrase_target(m["phrase"]), None, None,
+                constraint=f"{op} {m['n']}", form="adjust-phrase")
 
 
 MISC = (
@@ -180,8 +180,8 @@ MISC = (
     Rule(
         "override",
         re.compile(
-            rf"\boverride\s+((?:{TOK_RX})(?:\s*(?:,|and)\s*(?:{TOK_RX}))*)(?:\s+in\s+({TOK_RX}"
-            rf"|{OWNER_NAMES}))?",
+            rf"\boverride\s+(?P<tokens>(?:{TOK_RX})(?:\s*(?:,|and)\s*(?:{TOK_RX}))*)"
+            rf"(?:\s+in\s+(?P<owner>{TOK_RX}|{OWNER_NAMES}))?",
             re.IGNORECASE,
         ),
         _override,
@@ -233,8 +233,8 @@ MISC = (
     Rule(
         "pass-together",
         re.compile(
-            rf"\b(?:must|should|need to)\s+pass\s+(?:an?\s+)?([a-z]+)\s+and\s+(?:an?\s+)?([a-z]+)"
-            rf"\s+together(?:\s+to\s+({TOK_RX}))?"
+            rf"\b(?:must|should|need to)\s+pass\s+(?:an?\s+)?(?P<a>[a-z]+)"
+            rf"\s+and\s+(?:an?\s+)?(?P<b>[a-z]+)\s+together(?:\s+to\s+(?P<owner>{TOK_RX}))?"
         ),
         _pass_together,
         each=False,
@@ -268,8 +268,9 @@ MISC = (
     Rule(
         "adjust-phrase",
         re.compile(
-            r"\b(?:consider\s+)?(increas|reduc|lower|decreas)(?:e"
-            r"|ing)\s+the\s+([a-z]+\s+[a-z]+)\s+to\s+(at least|at most)?\s*(\d+)",
+            r"\b(?:consider\s+)?(?P<verb>increas|reduc|lower|decreas)(?:e|ing)"
+            r"\s+the\s+(?P<phrase>[a-z]+\s+[a-z]+)\s+to"
+            r"\s+(?P<bound>at least|at most)?\s*(?P<n>\d+)",
             re.IGNORECASE,
         ),
         _adjust_phrase,
@@ -289,9 +290,9 @@ CONFLICT = (
     Rule(
         "incompatible",
         re.compile(
-            rf"(?:passing\s+(?:an?\s+|the\s+)?)?({TOK_RX})(?:\s+argument)?\s+(?:is"
-            rf"|are)\s+incompatible\s+with\s+"
-            rf"(?:providing|passing|using|setting)?\s*(?:an?\s+|the\s+)?({TOK_RX})",
+            rf"(?:passing\s+(?:an?\s+|the\s+)?)?(?P<a>{TOK_RX})(?:\s+argument)?"
+            rf"\s+(?:is|are)\s+incompatible\s+with\s+"
+            rf"(?:providing|passing|using|setting)?\s*(?:an?\s+|the\s+)?(?P<b>{TOK_RX})",
             re.IGNORECASE,
         ),
         _remove_either,
@@ -308,9 +309,9 @@ CONFLICT = (
     Rule(
         "cannot-together",
         re.compile(
-            rf"({TOK_RX})\s+(?:cannot|can't|can not)\s+be\s+(?:passed|used|set"
-            rf"|specified)\s+(?:together\s+)?with\s+"
-            rf"(?:[^.]*?\bor\s+)?(?:an?\s+|the\s+)?({TOK_RX})"
+            rf"(?P<a>{TOK_RX})\s+(?:cannot|can't|can not)\s+be\s+"
+            rf"(?:passed|used|set|specified)\s+(?:together\s+)?with\s+"
+            rf"(?:[^.]*?\bor\s+)?(?:an?\s+|the\s+)?(?P<b>{TOK_RX})"
         ),
         _cannot_together,
         each=False,
@@ -326,7 +327,7 @@ CONFLICT = (
         "only-one-place",
         re.compile(
             r"\b(?:set|pass) it in only one place,?\s+preferably\s+(?:as"
-            r"|in)\s+(?:an?\s+|the\s+)?([\w ]+?)\s*(?:[.,;]|$)",
+            r"|in)\s+(?:an?\s+|the\s+)?(?P<place>[\w ]+?)\s*(?:[.,;]|$)",
             re.IGNORECASE,
         ),
         _only_one_place,
@@ -343,7 +344,8 @@ CONFLICT = (
     Rule(
         "only-one",
         re.compile(
-            rf"\bcan only pass one\s+({TOK_RX}|<class \x01\d+\x02>|\S+)\s+in\s+({TOK_RX})"
+            rf"\bcan only pass one\s+(?P<what>{TOK_RX}|<class \x01\d+\x02>|\S+)"
+            rf"\s+in\s+(?P<name>{TOK_RX})"
         ),
         _only_one,
         each=False,
@@ -407,7 +409,8 @@ CONFLICT = (
     Rule(
         "expected-either",
         re.compile(
-            r"\bexpected either\s+(\x01\d+\x02)\s+or\s+(an?\s+[^,.]+?(?:\([^)]*\))?)(?:,|\.|$)",
+            r"\bexpected either\s+(?P<value>\x01\d+\x02)"
+            r"\s+or\s+(?P<kind>an?\s+[^,.]+?(?:\([^)]*\))?)(?:,|\.|$)",
             re.IGNORECASE,
         ),
         _expected_either,

@@ -46,16 +46,16 @@ def _avoid(p: Parser, s: str, m: re.Match[str]) -> Built:
 
 
 def _expected_got(p: Parser, s: str, m: re.Match[str]) -> Built:
-    expected, _ = p.val(m.group(1))
-    got = re.search(r"(\w+)['\"]?>?['\"]?\s*$", p.t.expand(m.group(2)))
+    expected, _ = p.val(m["expected"])
+    got = re.search(r"(\w+)['\"]?>?['\"]?\s*$", p.t.expand(m["got"]))
     if isinstance(expected, str) and got:
         return p.mk("rename", m.group(0), got.group(1), expected, None, form="expected-got")
     return None
 
 
 def _selected_in(p: Parser, s: str, m: re.Match[str]) -> Built:
-    target = noun_target(p, m.group(1))
-    values = [p.val(tok)[0] for tok in re.findall(TOK_RX, m.group(2))]
+    target = noun_target(p, m["name"])
+    values = [p.val(tok)[0] for tok in re.findall(TOK_RX, m["values"])]
     if not (target and values):
         return None
     alts = tuple(p.mk("set", m.group(0), target, v, None, form="selected-in") for v in values)
@@ -124,7 +124,10 @@ CONTRACT = (
     ),
     Rule(
         "expected-got",
-        re.compile(rf"\bexpected\s+({TOK_RX})\s*,\s*got\s+(.+?)\s+instead\b", re.IGNORECASE),
+        re.compile(
+            rf"\bexpected\s+(?P<expected>{TOK_RX})\s*,\s*got\s+(?P<got>.+?)\s+instead\b",
+            re.IGNORECASE,
+        ),
         _expected_got,
         examples=(
             Example(
@@ -137,8 +140,9 @@ CONTRACT = (
     Rule(
         "selected-in",
         re.compile(
-            r"\b(?:provide|use|choose|select|pass)\s+(?:an?\s+|the\s+)?([a-z]+(?:\s+[a-z]+)?)\s+"
-            rf"(?:selected|chosen|taken)\s+(?:in|from|among)\s*:?\s*\[((?:\s*{TOK_RX}\s*,?)+)\]",
+            r"\b(?:provide|use|choose|select|pass)\s+(?:an?\s+|the\s+)?"
+            r"(?P<name>[a-z]+(?:\s+[a-z]+)?)\s+(?:selected|chosen|taken)\s+(?:in|from|among)"
+            rf"\s*:?\s*\[(?P<values>(?:\s*{TOK_RX}\s*,?)+)\]",
             re.IGNORECASE,
         ),
         _selected_in,

@@ -11,7 +11,7 @@ from autofix.categories.advice.text import TOK_RX, T, imperative_at
 
 
 def _renamed(p: Parser, s: str, m: re.Match[str]) -> Built:
-    old, new = p.tgt(m.group(1))[0], p.tgt(m.group(2))[0]
+    old, new = p.tgt(m["old"])[0], p.tgt(m["new"])[0]
     return p.mk("rename", m.group(0), old, new, form="renamed")
 
 
@@ -21,8 +21,8 @@ def _use_instead(p: Parser, s: str, m: re.Match[str]) -> Built:
         or re.search(r"\b(?:consider|try)\s+$", s[: m.start()], re.IGNORECASE)
     ):
         return None
-    new, _, value = p.tgt(m.group(1))
-    old_span = m.group(2) or m.group(3)
+    new, _, value = p.tgt(m["new"])
+    old_span = m["old"] or m["old2"]
     old = p.tgt(old_span)[0] if old_span else p.unsupported
     if value is not None:
         owner = p.owner_near(s[m.end() :], new) or p.owner_near("", new)
@@ -58,7 +58,9 @@ def _did_you_mean(p: Parser, s: str, m: re.Match[str]) -> Built:
 RENAMED = (
     Rule(
         "renamed",
-        re.compile(rf"({T})\s+(?:\w+\s+){{0,2}}?(?:has been|was|is)\s+renamed\s+to\s+({T})"),
+        re.compile(
+            rf"(?P<old>{T})\s+(?:\w+\s+){{0,2}}?(?:has been|was|is)\s+renamed\s+to\s+(?P<new>{T})"
+        ),
         _renamed,
         each=False,
         examples=(
@@ -77,8 +79,8 @@ REPLACED = (
         "use-instead",
         re.compile(
             rf"\b(?:use|using|call|override|define|migrate to|switch to"
-            rf"|prefer)\s+(?:the\s+|a\s+|an\s+)?({T})"
-            rf"(?:[^.]{{0,80}}?)\s+(?:instead(?:\s+of\s+(?:the\s+)?({T}))?|over\s+(?:the\s+)?({T}))",
+            rf"|prefer)\s+(?:the\s+|a\s+|an\s+)?(?P<new>{T})(?:[^.]{{0,80}}?)"
+            rf"\s+(?:instead(?:\s+of\s+(?:the\s+)?(?P<old>{T}))?|over\s+(?:the\s+)?(?P<old2>{T}))",
             re.IGNORECASE,
         ),
         _use_instead,
