@@ -21,7 +21,7 @@ from typing import cast
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit import Example, code, insert, patterns
+from autofix.toolkit import Example, argument, code, insert, patterns
 from autofix.toolkit.scope import PlannedEdits
 
 
@@ -191,7 +191,7 @@ class SaveTokenizer(PlannedEdits):
                         if isinstance(v, cst.Call) and program.is_trainer_call(v)]
             if not trainers or any(self._saves_a_tokenizer(t) for t in trainers):
                 continue
-            folder = _arg(call, 0, "output_dir")
+            folder = argument(call, "output_dir", 0)
             if folder is not None:
                 out.append((call, folder, code(folder)))
                 continue
@@ -218,12 +218,12 @@ class SaveTokenizer(PlannedEdits):
     def _output_dir(self, trainer: cst.Call) -> cst.BaseExpression | None:
         """The ``output_dir`` of the ``TrainingArguments`` given as the Trainer's ``args``
         (keyword or second positional)."""
-        given = _arg(trainer, 1, "args")
+        given = argument(trainer, "args", 1)
         if given is None:
             return None
         for value in self.program.values(given):
             if isinstance(value, cst.Call):
-                folder = _arg(value, 0, "output_dir")
+                folder = argument(value, "output_dir", 0)
                 if folder is not None:
                     return folder
         return None
@@ -242,20 +242,11 @@ class SaveTokenizer(PlannedEdits):
         owner = self._field(expr.value, depth + 1)
         for value in self.program.values(owner):
             if isinstance(value, cst.Call):
-                given = _arg(value, 0 if expr.attr.value == "output_dir" else -1,
-                             expr.attr.value)
+                name = expr.attr.value  # only output_dir is also TrainingArguments' first
+                given = argument(value, name, 0 if name == "output_dir" else len(value.args))
                 if given is not None:
                     return given
         return expr
-
-
-def _arg(call: cst.Call, index: int, keyword: str) -> cst.BaseExpression | None:
-    """The argument ``keyword=`` of ``call``, or its ``index``-th positional one."""
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return arg.value
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    return positional[index].value if 0 <= index < len(positional) else None
 
 
 def _after(new: insert.Statement) -> Callable[[cst.CSTNode], cst.CSTNode]:
