@@ -25,7 +25,7 @@ def test_required_recipes_are_registered_once() -> None:
     assert EXPECTED_RECIPES <= set(ids)
     assert len(ids) == len(set(ids))
     assert [r.id for r in recipes_for("ragged-batch")] == [
-        "ragged-batch", "ragged-batch-loader", "ragged-batch-tf"]
+        "ragged-batch", "ragged-batch-loader", "ragged-batch-set-collator", "ragged-batch-tf"]
     assert [r.id for r in recipes_for("raw-dataset")] == ["raw-dataset", "map-returns-nothing"]
 
 
