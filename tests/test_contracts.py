@@ -6,10 +6,6 @@ it. No training: one forward of a 1-layer BERT of hidden size 32, built from a c
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from typing import Any
-
 import pytest
 import torch
 from torch import nn
@@ -18,19 +14,9 @@ from transformers import BertConfig, BertModel
 from autofix.categories.catalogue.contracts import linear_mismatch
 from autofix.categories.failure import Failure, layer_at_failure
 from autofix.loop.diagnosis import classify
-from autofix.run.child.events import describe_exception
-from autofix.run.probe_events import exception_from_json
 from autofix.types import ExceptionInfo
 
-
-def failed(action: Callable[[], Any]) -> ExceptionInfo:
-    """What the parent reads of the exception ``action`` raises (the child's event)."""
-    try:
-        action()
-    except Exception as exc:  # noqa: BLE001 - any failure is the point
-        return exception_from_json(json.loads(json.dumps(describe_exception(exc),
-                                                         default=repr)))
-    raise AssertionError("the action did not fail")
+from .conftest import failed
 
 
 class Classifier(nn.Module):

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import torch
@@ -23,20 +21,8 @@ from autofix.categories.failure import (
     loss_shapes,
 )
 from autofix.loop.diagnosis import classify
-from autofix.run.child.events import describe_exception
-from autofix.run.probe_events import exception_from_json
-from autofix.types import ExceptionInfo
 
-
-def failed(action: Callable[[], Any]) -> ExceptionInfo:
-    """What the parent reads of the exception ``action`` raises (the child's event)."""
-    try:
-        action()
-    except Exception as exc:  # noqa: BLE001 - any failure is the point
-        return exception_from_json(json.loads(json.dumps(describe_exception(exc),
-                                                         default=repr)))
-    raise AssertionError("the action did not fail")
-
+from .conftest import failed
 
 # -- non-scalar-backward ------------------------------------------------------------------
 
