@@ -82,10 +82,9 @@ class MultiHotDtype(PlannedEdits):
 
     def prepare(self, tree: cst.Module) -> None:
         for value in self._label_values():
-            new = cast_at_source(self, value, "")
-            if new is not None:
-                self.edits[-1] = (f"make the multi-hot label array {new} where it is built "
-                                  "(integer rows break the multi-label loss)")
+            if cast_at_source(self, value, "make the multi-hot label array dtype={dtype} where "
+                                           "it is built (integer rows break the multi-label "
+                                           "loss)") is not None:
                 return
 
     def _label_values(self) -> list[cst.BaseExpression]:

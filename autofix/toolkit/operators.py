@@ -133,7 +133,8 @@ def cast_at_source(recipe: PlannedEdits, expr: cst.BaseExpression, why: str) -> 
     ``expr`` through the module's assignments and the calls that keep an element type
     (:data:`SAME_DTYPE_METHODS`, :data:`SAME_DTYPE_FUNCTIONS`). Returns the new ``dtype=``
     value's code, or ``None`` when no such call is found (or its dtype is not an integer
-    type: nothing is planned)."""
+    type: nothing is planned). ``why`` describes the edit; ``{dtype}`` in it is replaced by
+    the new value's code."""
     found = _dtype_arg(recipe, expr, 0, set())
     if found is None:
         return None
@@ -145,7 +146,7 @@ def cast_at_source(recipe: PlannedEdits, expr: cst.BaseExpression, why: str) -> 
         assert isinstance(node, cst.Arg)
         return node.with_changes(value=new)
 
-    recipe.plan_edit(found, edit, why)
+    recipe.plan_edit(found, edit, why.replace("{dtype}", code(new)))
     return code(new)
 
 
