@@ -376,14 +376,21 @@ def patch_modeling(module: types.ModuleType) -> None:
         return out
 
     model_cls.__call__ = __call__
-    original_model_zero_grad = model_cls.zero_grad
 
-    def model_zero_grad(self: Any, *args: Any, **kwargs: Any) -> Any:
+
+def patch_module(module: types.ModuleType) -> None:
+    """Count ``nn.Module.zero_grad()`` calls outside ``Trainer`` (a hand loop may clear the
+    gradients through the model rather than the optimizer; a ``PreTrainedModel`` inherits
+    it)."""
+    module_cls = module.Module
+    original_zero_grad = module_cls.zero_grad
+
+    def zero_grad(self: Any, *args: Any, **kwargs: Any) -> Any:
         if not State.in_trainer:
             State.zero_grad_calls += 1
-        return original_model_zero_grad(self, *args, **kwargs)
+        return original_zero_grad(self, *args, **kwargs)
 
-    model_cls.zero_grad = model_zero_grad
+    module_cls.zero_grad = zero_grad
 
 
 # --- Keras ---------------------------------------------------------------------------
@@ -512,6 +519,7 @@ HOOKS = (
     ("transformers.trainer", patch_trainer),
     ("transformers.modeling_utils", patch_modeling),
     ("torch._tensor", patch_tensor),
+    ("torch.nn.modules.module", patch_module),
     ("torch.optim.optimizer", step_probe.patch_optimizer),  # before the step recorder
     ("torch.optim.lr_scheduler", step_probe.patch_scheduler),
     ("torch.optim.optimizer", patch_optimizer),
