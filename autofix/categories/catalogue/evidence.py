@@ -81,6 +81,14 @@ ROOT_CAUSES: tuple[Category, ...] = (
         kind=Kind.ROOT_CAUSE,
     ),
     Category(
+        id="zero-grad-missing",
+        title="a hand loop that steps its optimizer but never clears the gradients: every "
+              "step adds this batch's gradients to all the earlier ones",
+        hint="call optimizer.zero_grad() after each optimizer.step() (a run finding: the "
+             "probe counts steps, backward() and zero_grad() calls)",
+        kind=Kind.ROOT_CAUSE,
+    ),
+    Category(
         id="scheduler-stepped-per-epoch",
         title="a learning-rate schedule sized in optimizer steps but stepped once per epoch",
         hint="call scheduler.step() after each optimizer.step(), inside the batch loop",
