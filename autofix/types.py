@@ -544,6 +544,8 @@ class Status(str, enum.Enum):
 
     FIXED = "fixed"
     CLEAN = "clean"
+    #: The script runs and trains, but a finding stands (``findings``) that no fix cleared.
+    FINDINGS = "findings"
     GAVE_UP = "gave_up"
     ERROR = "error"
 

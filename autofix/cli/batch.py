@@ -70,8 +70,8 @@ def rows_table(rows: list[Row], width: int = 120, live: bool = True) -> Table:
         table.add_column("node", no_wrap=True)
     room = max(10, width - script_width - len("interrupted") - 3 - 5 - 7 - 19)
     for row in rows:
-        style = {"fixed": "green", "clean": "green", "gave_up": "yellow", "error": "red",
-                 "interrupted": "red", "running": "cyan"}.get(row.status, "dim")
+        style = {"fixed": "green", "clean": "green", "gave_up": "yellow", "findings": "yellow",
+                 "error": "red", "interrupted": "red", "running": "cyan"}.get(row.status, "dim")
         last = row.error or row.note
         table.add_row(row.path, f"[{style}]{row_label(row)}[/{style}]", str(row.run or ""),
                       str(row.fixes), escape(_cut(last, room) if live else last.strip()),
@@ -240,7 +240,7 @@ def exit_code(rows: list[Row]) -> int:
     by an error (``Row.code`` 0), else 2 (a row's usage or environment error)."""
     ok = all(r.status in ("fixed", "clean") for r in rows)
     codes = {r.code for r in rows}
-    gave_up = any(r.status in ("gave_up", "interrupted") for r in rows)
+    gave_up = any(r.status in ("gave_up", "findings", "interrupted") for r in rows)
     return EXIT_FIXED if ok else EXIT_CRASH if EXIT_CRASH in codes \
         else EXIT_GAVE_UP if gave_up or not codes - {0} else EXIT_USAGE
 

@@ -33,6 +33,8 @@ from autofix.loop.fixgroups import FixGroup, symptom_of
 from autofix.loop.logits_scan import logits_metric_diagnoses
 from autofix.loop.messages import commit_message
 from autofix.loop.verdicts import (
+    ADVISORY_FINDINGS,
+    FINDING,
     chance_of,
     fault_diagnosis,
     findings_of,
@@ -555,6 +557,10 @@ class _Session:
                 found = category.trial(run)
                 if found is not None:
                     return found
+        for finding in [*run.probe.findings, *findings_of(run)]:  # a finding with a recipe
+            if finding.kind not in tried and self.recipes(finding.kind):
+                return Diagnosis(category=finding.kind, evidence=finding.evidence,
+                                 via=FINDING)
         return None
 
     def end_healthy(self, run: RunResult, note: str = "") -> SessionResult:
@@ -570,6 +576,12 @@ class _Session:
             return self.finish(Status.FIXED, f"after {fixes} the script runs to its end "
                                              f"without an error, but {NOTHING_TRAINED}, so "
                                              f"autofix could not check that it trains{note}")
+        faults = [f.kind for f in self.result.findings if f.kind not in ADVISORY_FINDINGS]
+        if faults:  # a fault's finding left standing is never "clean"
+            kinds = ", ".join(dict.fromkeys(faults))
+            return self.finish(Status.FINDINGS, f"the script runs without an error, but "
+                                                f"trains wrongly: {kinds} (no fix for it "
+                                                f"proved itself){note}")
         if self.result.trained:
             return self.finish(Status.CLEAN, f"the script ran without a fault; nothing to "
                                              f"fix{note}")

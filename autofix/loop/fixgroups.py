@@ -17,7 +17,7 @@ import tokenize
 from dataclasses import dataclass, field
 
 from autofix.categories import symptom_ids
-from autofix.loop.verdicts import proof_failure
+from autofix.loop.verdicts import FINDING, finding_failure, proof_failure
 from autofix.types import Diagnosis, FixRecord, Healthy, RunResult
 
 #: Exception classes that, raised at a line a fix changed, mean the fix broke the code
@@ -173,8 +173,11 @@ class FixGroup:
                 return (f"recipe {self.recipes} did not help: {symptom_of(verdict)} after "
                         f"it ({verdict.evidence})")
             return ""
-        why = proof_failure(run, self.symptom or self.diagnosis.via) \
-            if self.symptom or self.tentative else ""
+        if self.diagnosis.via == FINDING:  # a finding's fix: the finding must be gone
+            why = finding_failure(run, self.diagnosis.category)
+        else:
+            why = proof_failure(run, self.symptom or self.diagnosis.via) \
+                if self.symptom or self.tentative else ""
         if why:
             return f"recipe {self.recipes} did not help: {why}"
         return ""

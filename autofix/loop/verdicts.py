@@ -174,6 +174,29 @@ def proof_failure(run: RunResult, symptom: str = "") -> str:
             f"{WINDOW} steps: {monitor.window_mean():.3f}, {len(monitor.losses)} steps)")
 
 
+#: Findings that are advice, not faults: a loss that falls but slowly may be the script's
+#: own pace. The others say the script trains wrongly, and a session that leaves one ends
+#: ``findings`` (exit 1), never ``clean``.
+ADVISORY_FINDINGS = frozenset({"learning-slowly"})
+
+#: ``Diagnosis.via`` of a fix for a healthy run's finding (``zero-grad-missing``): the
+#: finding's kind names a category with a recipe, and the fix owes :func:`finding_failure`'s
+#: proof rather than a loss under the chance level (a regression has no chance level).
+FINDING = "finding"
+
+
+def finding_failure(run: RunResult, kind: str) -> str:
+    """Why the healthy ``run`` after a finding's fix does not prove it ("" when it does):
+    the finding ``kind`` is still among the run's findings, or the run took no optimizer
+    step (nothing shows the script still trains)."""
+    left = next((f for f in [*run.probe.findings, *findings_of(run)] if f.kind == kind), None)
+    if left is not None:
+        return f"{kind} is still found after it ({left.evidence})"
+    if not run.probe.steps:
+        return "the run after it took no optimizer step"
+    return ""
+
+
 def findings_of(run: RunResult) -> list[Finding]:
     """What a run that raised nothing and stalled nowhere still got wrong (issue 8,
     "trains, but wrongly"): class ids regressed by a 1-output head, a hand loop whose

@@ -47,7 +47,8 @@ def print_table(console: Console, table: Table) -> None:
 
 
 _STATUS_STYLE = {Status.FIXED: "bold green", Status.CLEAN: "green",
-                 Status.GAVE_UP: "bold yellow", Status.ERROR: "bold red"}
+                 Status.FINDINGS: "bold yellow", Status.GAVE_UP: "bold yellow",
+                 Status.ERROR: "bold red"}
 
 
 class ConsoleObserver:
