@@ -54,7 +54,10 @@ def _step_receiver(stmt: cst.BaseStatement) -> str | None:
 
 def _made_by_optimizer(tree: cst.Module, name: str) -> bool:
     """Whether ``name`` is assigned anywhere in ``tree`` from a call of an optimizer class
-    (:data:`OPTIMIZERS`, or a callable whose last name says ``Optimizer``/``optim``)."""
+    (:data:`OPTIMIZERS`, or a callable whose last name says ``Optimizer``/``optim``), or
+    is named as one (``opt``, ``optimizer``: a function's parameter given the optimizer)."""
+    if name.lower().startswith("opt"):
+        return True
     for assign in m.findall(tree, m.Assign(targets=[m.AssignTarget(m.Name(name))],
                                            value=m.Call())):
         assert isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Call)
@@ -83,6 +86,14 @@ class AddZeroGrad(PlannedEdits):
                            "        scheduler.step()\n",
             after=_HEAD + "    if i % 4 == 3:\n        optimizer.step()\n"
                           "        optimizer.zero_grad()\n        scheduler.step()\n",
+            run_facts=_FACTS,
+        ),
+        Example(  # the optimizer given to a training function
+            before="def fit(model, loader, opt):\n    for x, y in loader:\n"
+                   "        loss_fn(model(x), y).backward()\n        opt.step()\n",
+            after="def fit(model, loader, opt):\n    for x, y in loader:\n"
+                  "        loss_fn(model(x), y).backward()\n        opt.step()\n"
+                  "        opt.zero_grad()\n",
             run_facts=_FACTS,
         ),
         Example(  # a scheduler's step() only: nothing to do
