@@ -6,8 +6,8 @@ hand-written loop under the real probe and the real ``autofix`` CLI in a throwaw
 * a correct script that learns slowly ends exit 0, status ``clean``, no branch, with the
   finding ``learning-slowly`` and nothing else (no stall, no "trains wrongly" finding);
 * a script whose labels were shuffled apart from their inputs (80 % class 0) trains with
-  no error and no stall, but predicts one class for every row: exit 0, status ``clean``,
-  the finding ``constant-prediction``.
+  no error and no stall, but predicts one class for every row: exit 1, status
+  ``findings`` (a fault finding is never ``clean``), the finding ``constant-prediction``.
 
 The same verdicts on the real MiniLM checkpoint (at the default budget) are measured by
 ``benchmarks/bench_stall_grid.py`` and ``tests/test_e2e_symptoms.py`` (slow tier).
@@ -28,17 +28,19 @@ Repo = Callable[[dict[str, str | Path]], git.Repo]
 pytestmark = [pytest.mark.e2e]
 
 
-def clean_run(repo: git.Repo, steps: int) -> tuple[dict[str, object], str]:
-    """autofix on ``train.py`` at ``--max-steps steps``; asserts the clean outcome and
+def clean_run(repo: git.Repo, steps: int, status: str = "clean"
+              ) -> tuple[dict[str, object], str]:
+    """autofix on ``train.py`` at ``--max-steps steps``; asserts the outcome ``status``
+    (exit 0 for ``clean``, 1 for ``findings``), no branch, the tree untouched, and
     returns report and output."""
     root = Path(str(repo.working_tree_dir))
     before = snapshot(repo)
     done = run_autofix(["train.py", "--max-steps", str(steps), "--branch", "fixes",
                         "--report", "../report.json"], root, timeout=600)
     out = done.stdout + done.stderr
-    assert done.returncode == 0, out
+    assert done.returncode == (0 if status == "clean" else 1), out
     report = json.loads((root.parent / "report.json").read_text())
-    assert report["status"] == "clean" and report["fixes"] == [] and report["branch"] is None
+    assert report["status"] == status and report["fixes"] == [] and report["branch"] is None
     assert "fixes" not in repo.heads
     assert snapshot(repo) == before
     return report, out
@@ -64,7 +66,7 @@ def test_correct_slow_script_is_clean_with_the_learning_slowly_finding(
 def test_labels_shuffled_apart_from_inputs_give_constant_prediction(
         scratch_repo: Repo) -> None:
     repo = scratch_repo({"train.py": TEST_SCRIPTS / "tiny_labels_shuffled.py"})
-    report, out = clean_run(repo, 60)  # the default budget, the finding's minimum
+    report, out = clean_run(repo, 60, "findings")  # the default budget, the minimum
     runs = report["runs"]
     assert isinstance(runs, list) and len(runs) == 1 and runs[0]["category"] == ""
     assert "budget extended" not in runs[0]["evidence"]  # clearly under ln 2: no extension
@@ -75,3 +77,4 @@ def test_labels_shuffled_apart_from_inputs_give_constant_prediction(
     assert "predicts class 0 for every one of the last 160 training rows" in evidence
     assert "aligned with the inputs" in evidence
     assert "finding constant-prediction" in out
+    assert "trains wrongly: constant-prediction" in out
