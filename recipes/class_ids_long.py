@@ -10,7 +10,8 @@ line back through the script, by position, to that token, and makes it int64 the
 - the target (the loss's second argument, ``target=``, or a model's ``labels=``) is a
   name: its assignment before the line (``y = y.to(device)`` is followed through), or the
   element of a ``for`` target (``for x, y in loader``, ``for i, (x, y) in
-  enumerate(loader)``), or ``batch[1]``;
+  enumerate(loader)``), or ``batch[1]``; a slice (``y[i:i + 8]``) keeps the dtype, so it
+  is followed to the sliced tensor;
 - a ``for`` over a ``DataLoader`` of a ``TensorDataset(features, labels)`` gives position
   ``i`` of each batch from the dataset's tensor ``i`` (``enumerate``, ``zip`` and ``tqdm``
   are followed too);
@@ -106,6 +107,25 @@ class ClassIdsLong(Recipe):
             ),
             line=4, failure=_float_failure(),
         ),
+        Example(  # batches sliced from the tensor by hand, unpacked from a tuple
+            before=(
+                "import torch\n"
+                "y = torch.tensor(labels, dtype=torch.float)\n"
+                "for i in range(0, 64, 8):\n"
+                "    xb, yb = x[i:i + 8], y[i:i + 8]\n"
+                "    loss = loss_fn(model(xb), yb)\n"
+                "loss_fn = torch.nn.CrossEntropyLoss()\n"
+            ),
+            after=(
+                "import torch\n"
+                "y = torch.tensor(labels, dtype=torch.long)\n"
+                "for i in range(0, 64, 8):\n"
+                "    xb, yb = x[i:i + 8], y[i:i + 8]\n"
+                "    loss = loss_fn(model(xb), yb)\n"
+                "loss_fn = torch.nn.CrossEntropyLoss()\n"
+            ),
+            line=5, failure=_float_failure(),
+        ),
         Example(  # the floats come from a datasets column: no token of the script to change
             before=(
                 "import torch\n"
@@ -199,6 +219,9 @@ class ClassIdsLong(Recipe):
                 isinstance(expr.slice[0].slice.value, cst.Integer):
             index = int(expr.slice[0].slice.value.value)
             return self._trace(expr.value, [index, *pos], at, depth + 1)
+        if isinstance(expr, cst.Subscript) and not pos and all(
+                isinstance(e.slice, cst.Slice) for e in expr.slice):
+            return self._trace(expr.value, pos, at, depth + 1)  # y[i:i + 8]: same dtype
         if isinstance(expr, cst.Tuple) and pos and pos[0] < len(expr.elements):
             return self._trace(expr.elements[pos[0]].value, pos[1:], at, depth + 1)
         if not isinstance(expr, cst.Call) or pos:
