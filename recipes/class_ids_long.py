@@ -14,7 +14,8 @@ line back through the script, by position, to that token, and makes it int64 the
   is followed to the sliced tensor;
 - a ``for`` over a ``DataLoader`` of a ``TensorDataset(features, labels)`` gives position
   ``i`` of each batch from the dataset's tensor ``i`` (``enumerate``, ``zip`` and ``tqdm``
-  are followed too);
+  are followed too); a ``for`` over a generator function of the script gives position
+  ``i`` of what its ``yield`` statements give (all of them the same float token);
 - the chain ends at the float token, changed to its int64 form (``dtype=torch.long``,
   ``torch.LongTensor``, ``.long()``, ``.to(torch.long)``; ``dtype=float`` becomes
   ``dtype=int``). Anything else on the way (a ``Dataset`` column, a function's return) and
@@ -125,6 +126,27 @@ class ClassIdsLong(Recipe):
                 "loss_fn = torch.nn.CrossEntropyLoss()\n"
             ),
             line=5, failure=_float_failure(),
+        ),
+        Example(  # the batches come from a generator function of the script
+            before=(
+                "import torch\n"
+                "def batches(n):\n"
+                "    for _ in range(n):\n"
+                "        x = torch.randn(8, 4)\n"
+                "        yield x, (x[:, 0] > 0).float()\n"
+                "for features, target in batches(20):\n"
+                "    loss = torch.nn.functional.cross_entropy(model(features), target)\n"
+            ),
+            after=(
+                "import torch\n"
+                "def batches(n):\n"
+                "    for _ in range(n):\n"
+                "        x = torch.randn(8, 4)\n"
+                "        yield x, (x[:, 0] > 0).long()\n"
+                "for features, target in batches(20):\n"
+                "    loss = torch.nn.functional.cross_entropy(model(features), target)\n"
+            ),
+            line=7, failure=_float_failure(),
         ),
         Example(  # the floats come from a datasets column: no token of the script to change
             before=(
@@ -256,7 +278,29 @@ class ClassIdsLong(Recipe):
         if self.is_qualified(iterable.func, r"torch\.utils\.data(\.dataloader)?\.DataLoader") \
                 or name == "DataLoader":
             return self._dataset(first, pos, at, depth + 1)
-        return None
+        return self._yielded(iterable.func, pos, depth + 1)
+
+    def _yielded(self, func: cst.BaseExpression, pos: list[int], depth: int
+                 ) -> cst.Call | None:
+        """Position ``pos`` of what a generator function of the script yields: the one
+        float-making call all its ``yield`` statements lead to (``None`` when they lead to
+        none, or to different ones)."""
+        if not isinstance(func, cst.Name):
+            return None
+        defs = [d for d in m.findall(self.tree, m.FunctionDef(name=m.Name(func.value)))
+                if isinstance(d, cst.FunctionDef)]
+        if len(defs) != 1:
+            return None
+        sites = set()
+        for node in m.findall(defs[0], m.Yield()):
+            value = cst.ensure_type(node, cst.Yield).value
+            if value is None or isinstance(value, cst.From):
+                return None
+            site = self._trace(value, pos, self._line(node), depth + 1)
+            if site is None:
+                return None
+            sites.add(site)
+        return sites.pop() if len(sites) == 1 else None
 
     def _dataset(self, dataset: cst.BaseExpression, pos: list[int], at: int, depth: int
                  ) -> cst.Call | None:
