@@ -22,7 +22,7 @@ from pathlib import Path
 import git
 import pytest
 
-from .conftest import TEST_SCRIPTS, run_autofix, snapshot
+from .conftest import SAMPLES, TEST_SCRIPTS, run_autofix, snapshot
 
 Repo = Callable[[dict[str, str | Path]], git.Repo]
 pytestmark = [pytest.mark.e2e]
@@ -78,3 +78,22 @@ def test_labels_shuffled_apart_from_inputs_give_constant_prediction(
     assert "aligned with the inputs" in evidence
     assert "finding constant-prediction" in out
     assert "trains wrongly: constant-prediction" in out
+
+
+def test_a_declined_trial_gives_way_to_the_findings_fix(scratch_repo: Repo) -> None:
+    """The optimizer is built in the call to ``train()`` (its lr inline): the lr trial
+    finds no rate of its own to lower, so the ``zero-grad-missing`` finding's recipe is
+    tried next and proves itself (the loss falls, the finding is gone)."""
+    repo = scratch_repo({"train.py": SAMPLES / "plain" / "faults" / "zerograd_cnn_loader.py"})
+    root = Path(str(repo.working_tree_dir))
+    done = run_autofix(["train.py", "--branch", "fixes", "--report", "../report.json"], root,
+                       timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((root.parent / "report.json").read_text())
+    assert report["status"] == "fixed"
+    assert [(f["category"], f["recipe"], f["line"]) for f in report["fixes"]] == \
+        [("zero-grad-missing", "add-zero-grad", 14)]
+    assert report["findings"] == []
+    diff = repo.git.diff("HEAD", "fixes")
+    assert [ln.strip() for ln in diff.splitlines() if ln.startswith("+") and
+            not ln.startswith("+++")] == ["+            optimizer.zero_grad()"], diff

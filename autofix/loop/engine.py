@@ -224,6 +224,8 @@ class _Session:
         self.next_note = ""  # the note of the next run when the loop starts it
         self.sampling = settings.sample_rows > 0
         self.attempts = 0
+        #: Trial categories whose recipes found nothing to change in the source.
+        self.declined_trials: set[str] = set()
         self.document = document_for(self.script)
         #: Set when the API check running alongside run 1 found drift: run 1 is stopped.
         self.drift_found = threading.Event()
@@ -522,10 +524,16 @@ class _Session:
                                                    f"{self.o.max_iterations}", diag)
             before = self.sources()
             decision = self.apply(run, diag)
-            if not isinstance(decision, list) and trial is not None:
-                rec.category, rec.evidence = "", healthy_evidence(run)  # healthy as it is:
-                self.finished(rec, verdict)  # there is no lr in the source to lower
-                return self.end_healthy(run)
+            while not isinstance(decision, list) and trial is not None:
+                self.declined_trials.add(trial.category)  # nothing in the source to change
+                trial = self.trial(run, verdict)  # (no lr to lower): the next candidate
+                if trial is None:
+                    rec.category, rec.evidence = "", healthy_evidence(run)  # healthy as
+                    self.finished(rec, verdict)  # it is
+                    return self.end_healthy(run)
+                diag = trial
+                rec.category, rec.evidence = diag.category, diag.evidence
+                decision = self.apply(run, diag)
             if not isinstance(decision, list):
                 self.finished(rec, diag)
                 return self.finish(Status.GAVE_UP, self.declined_before(diag, decision.reason),
@@ -546,16 +554,18 @@ class _Session:
     def trial(self, run: RunResult, verdict: Healthy | Diagnosis) -> Diagnosis | None:
         """The trial diagnosis a category proposes for a healthy run (``Category.trial``:
         ``lr-too-high`` for a run not clearly learning at a learning rate of 1e-3 or more,
-        or learning at an update ratio far above fine-tuning's), once per category and
-        session and within ``--max-iterations``; ``None`` otherwise."""
+        or learning at an update ratio far above fine-tuning's), then a run finding whose
+        kind has a recipe; once per category and session (one whose recipes found nothing
+        to change is not proposed again) and within ``--max-iterations``; ``None``
+        otherwise."""
         if not isinstance(verdict, Healthy) or self.attempts >= self.o.max_iterations:
             return None
         tried = {f.category for f in self.result.fixes} | \
-            {d.category for d in self.result.dropped}
+            {d.category for d in self.result.dropped} | self.declined_trials
         for category in all_categories():  # a category that proposes a trial fix
             if category.trial is not None and category.id not in tried:
                 found = category.trial(run)
-                if found is not None:
+                if found is not None and found.category not in tried:
                     return found
         for finding in [*run.probe.findings, *findings_of(run)]:  # a finding with a recipe
             if finding.kind not in tried and self.recipes(finding.kind):
