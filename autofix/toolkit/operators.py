@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import libcst as cst
 import libcst.matchers as m
+from libcst.metadata import PositionProvider
 
 from autofix.toolkit.edits import code
 from autofix.toolkit.insert import Statement, parse_statement
@@ -35,11 +36,13 @@ def insert_statement(recipe: PlannedEdits, anchor: Statement, text: str, why: st
     indented block or module that holds it, with the block's indentation; several
     insertions into one block keep their anchors' order. Raises ``ValueError`` when
     ``anchor`` is not a statement of an indented block or module body (a one-line
-    ``if x: y`` body)."""
+    ``if x: y`` body). The fix's line (``first_line``) is the anchor's."""
     holder = recipe.program.parent(anchor)
     if not isinstance(holder, (cst.IndentedBlock, cst.Module)):
         raise ValueError(f"{code(anchor).strip()[:40]} is not in an indented block")
     index = list(holder.body).index(anchor)
+    if not recipe.first_line:  # the fix's line is the anchor's, not its block's first
+        recipe.first_line = recipe.get_metadata(PositionProvider, anchor).start.line
     pending = recipe.insertions.get(holder)
     if pending is None:
         pending = recipe.insertions[holder] = []
