@@ -22,6 +22,7 @@ from libcst.helpers import get_full_name_for_node
 from autofix.toolkit import Example, NotApplicable, code
 from autofix.toolkit.operators import insert_statement
 from autofix.toolkit.scope import PlannedEdits
+from autofix.toolkit.statements import method_call
 
 #: The classes of ``torch.optim`` (2.x) and the usual third-party optimizers.
 OPTIMIZERS = frozenset({
@@ -40,16 +41,13 @@ _HEAD = (
 
 
 def _step_receiver(stmt: cst.BaseStatement) -> str | None:
-    """The receiver's name of a statement ``NAME.step()`` alone on its line, else None."""
-    if not m.matches(stmt, m.SimpleStatementLine(body=[m.Expr(m.Call(
-            func=m.Attribute(value=m.Name(), attr=m.Name("step")), args=[]))])):
+    """The name ``X`` of a statement ``X.step()`` (no arguments), else ``None``."""
+    call = method_call(stmt, "step")
+    if call is None or call.args:
         return None
-    assert isinstance(stmt, cst.SimpleStatementLine)
-    expr = stmt.body[0]
-    assert isinstance(expr, cst.Expr) and isinstance(expr.value, cst.Call)
-    func = expr.value.func
-    assert isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-    return func.value.value
+    func = call.func
+    assert isinstance(func, cst.Attribute)
+    return func.value.value if isinstance(func.value, cst.Name) else None
 
 
 def _made_by_optimizer(tree: cst.Module, name: str) -> bool:

@@ -22,6 +22,7 @@ import libcst.matchers as m
 
 from autofix.toolkit import Example, NotApplicable, code
 from autofix.toolkit.scope import PlannedEdits
+from autofix.toolkit.statements import method_call
 
 _LOOP = (
     "for batch in loader:\n"
@@ -32,19 +33,6 @@ _LOOP = (
 
 #: The probe's step evidence for this fault (``ProbeReport.facts``).
 _FACTS = {"step_evidence": {"cause": "zero-grad-before-step", "step": 10}}
-
-
-def _call_named(stmt: cst.BaseStatement, method: str) -> cst.Call | None:
-    """The call of a simple statement ``X.method(...)`` (alone on its line), else None."""
-    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
-        return None
-    expr = stmt.body[0]
-    if not isinstance(expr, cst.Expr) or not isinstance(expr.value, cst.Call):
-        return None
-    func = expr.value.func
-    if isinstance(func, cst.Attribute) and func.attr.value == method:
-        return expr.value
-    return None
 
 
 def _has_backward(stmt: cst.BaseStatement) -> bool:
@@ -95,17 +83,17 @@ class ZeroGradAfterStep(PlannedEdits):
         body: Sequence[cst.BaseStatement] = block.body
         moves: list[tuple[int, int, bool]] = []  # (zero_grad index, step index, drop)
         for i, stmt in enumerate(body):
-            call = _call_named(stmt, "zero_grad")
+            call = method_call(stmt, "zero_grad")
             if call is None or not any(_has_backward(s) for s in body[:i]):
                 continue
             after = next((j for j in range(i + 1, len(body))
-                          if _call_named(body[j], "step") is not None), None)
+                          if method_call(body[j], "step") is not None), None)
             if after is None or any(_has_backward(s) for s in body[i + 1:after]):
                 continue
             last_backward = max(j for j in range(i) if _has_backward(body[j]))
-            if any(_call_named(s, "zero_grad") for s in body[last_backward + 1:i]):
+            if any(method_call(s, "zero_grad") for s in body[last_backward + 1:i]):
                 continue
-            again = after + 1 < len(body) and _call_named(body[after + 1], "zero_grad") \
+            again = after + 1 < len(body) and method_call(body[after + 1], "zero_grad") \
                 is not None and code(body[after + 1]).strip() == code(stmt).strip()
             moves.append((i, after, again))
         if not moves:

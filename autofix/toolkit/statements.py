@@ -1,5 +1,5 @@
-"""Statement-level helpers shared by the recipes that insert a line after an assignment
-(not a recipe itself: the registry skips modules whose name starts with ``_``)."""
+"""Statement-level helpers shared by the recipes (a line inserted after an assignment, a
+statement `X.method()` alone on its line); not a recipe itself."""
 
 from __future__ import annotations
 
@@ -49,3 +49,17 @@ def insert_after(body: Sequence[cst.BaseStatement], index: int, line: str
     new = list(body)
     new.insert(index + 1, cst.parse_statement(line + "\n"))
     return new
+
+
+def method_call(stmt: cst.BaseStatement, method: str) -> cst.Call | None:
+    """The call of ``stmt`` when it is a statement ``X.method(...)`` alone on its line
+    (``optimizer.step()``, ``optimizer.zero_grad(set_to_none=True)``), else ``None``."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    expr = stmt.body[0]
+    if not isinstance(expr, cst.Expr) or not isinstance(expr.value, cst.Call):
+        return None
+    func = expr.value.func
+    if isinstance(func, cst.Attribute) and func.attr.value == method:
+        return expr.value
+    return None
