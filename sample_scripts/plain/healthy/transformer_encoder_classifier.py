@@ -1,5 +1,6 @@
 """A tiny nn.TransformerEncoder (dropout inside) classifying token sequences by whether
-token 1 appears before token 2; padding mask, mean pooling, inference_mode evaluation."""
+token 1 appears before token 2; mean pooling, inference_mode evaluation. The loss sits at
+chance for about 70 steps, then falls (accuracy 1.0 after 200 steps; after 60 it is 0.53)."""
 import torch
 from torch import nn
 
@@ -31,13 +32,13 @@ class OrderNet(nn.Module):
 
 model = OrderNet()
 optimizer = torch.optim.Adam(model.parameters(), lr=2e-3)
-for step in range(60):
+for step in range(200):
     seqs, labels = make(64)
     loss = nn.functional.cross_entropy(model(seqs), labels)
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
-    if step % 10 == 0:
+    if step % 20 == 0:
         print(f"step {step} loss {loss.item():.4f}")
 model.eval()
 seqs, labels = make(256)
