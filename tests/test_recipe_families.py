@@ -5,6 +5,7 @@ still runs); this test says where it belongs."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
 import sys
@@ -61,3 +62,43 @@ def test_discovery_walks_the_family_folders_in_file_name_order() -> None:
     names = [r.__module__.rpartition(".")[2] for r in in_tree_recipes()]
     assert names == sorted(names) and len(names) == len(set(names))
     assert len(in_tree_recipes()) == len(modules)  # one recipe per module
+
+
+def family_imports() -> dict[str, set[str]]:
+    """Each family folder -> the other family folders its modules import (relative
+    ``from ..llm.lm_collator import`` or absolute ``autofix_recipes.llm...``)."""
+    found: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "recipes").glob("*/*.py")):
+        family = path.parent.name
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            parts = (node.module or "").split(".")
+            if node.level == 2:
+                other = parts[0]
+            elif node.level == 0 and parts[0] == "autofix_recipes" and len(parts) > 2:
+                other = parts[1]
+            else:
+                continue
+            if (ROOT / "recipes" / other / "__init__.py").exists() and other != family:
+                found.setdefault(family, set()).add(other)
+    return found
+
+
+def test_no_family_folders_import_in_a_circle() -> None:
+    """One family may take another's helpers (``reported`` takes ``llm``'s collator
+    helpers), never back: a helper both need moves to the top of ``recipes/``."""
+    graph = family_imports()
+    assert graph.get("reported", set()) >= {"llm"}  # the reader sees real imports
+    circles = []
+    for start in sorted(graph):
+        seen, todo = set(), list(graph[start])
+        while todo:
+            family = todo.pop()
+            if family == start:
+                circles.append(start)
+                break
+            if family not in seen:
+                seen.add(family)
+                todo += graph.get(family, ())
+    assert circles == []
