@@ -188,7 +188,8 @@ def value_source_recipes() -> tuple[int, int]:
     shared edit operators (they import ``autofix.toolkit.values``, ``.sources`` or
     ``.operators``), of how many recipe modules."""
     shared = {"autofix.toolkit.values", "autofix.toolkit.sources", "autofix.toolkit.operators"}
-    modules = [p for p in (ROOT / "recipes").glob("*.py") if not p.name.startswith("_")]
+    modules = [p for p in (ROOT / "recipes").rglob("*.py")
+               if not any(part.startswith("_") for part in p.relative_to(ROOT / "recipes").parts)]
     using = 0
     for path in modules:
         tree = ast.parse(path.read_text(encoding="utf-8"))

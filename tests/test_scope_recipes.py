@@ -13,7 +13,7 @@ from autofix.types import (
     RecipeStatus,
     TrainerFacts,
 )
-from autofix_recipes.label_out_of_range import SetNumLabels
+from autofix_recipes.labels.label_out_of_range import SetNumLabels
 
 TRAIN = DatasetFacts("train", ("text", "label"), 240, "label", "int", None, 0, 2)
 FACTS = (TrainerFacts("Trainer", "BertForSequenceClassification", 2, (TRAIN,)),)

@@ -13,7 +13,8 @@
   (``np.zeros(..., dtype=np.int64)`` -> ``dtype=np.float32``), followed back from where it
   is used (``labels=multi_hot.tolist()``);
 - scaling a number along a ladder (a learning rate /10, /100, ...): the candidates of
-  :meth:`~autofix.toolkit.scope.PlannedEdits.choose`, one rung each (``recipes/divide_lr.py``).
+  :meth:`~autofix.toolkit.scope.PlannedEdits.choose`, one rung each
+  (``recipes/divergence/divide_lr.py``).
 """
 
 from __future__ import annotations

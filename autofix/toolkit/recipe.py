@@ -111,7 +111,7 @@ def contract_problems(cls: type[Recipe]) -> list[str]:
     """What ``cls`` lacks to be a recipe (empty: it keeps the contract).
 
     The contract (Fixit's rule checks): an ``id`` of lower-case words joined by ``-``
-    equal to its module's name (``-`` as ``_``: ``recipes/drift_adamw.py`` holds
+    equal to its module's name (``-`` as ``_``: ``recipes/course/drift_adamw.py`` holds
     ``drift-adamw``; only for the in-tree package, ``recipes/`` installed as
     ``autofix_recipes``, and classes in its ``_*`` or ``test_*`` modules are exempt); a
     ``title``; a ``category`` (and ``also_fixes``) registered in

@@ -8,7 +8,8 @@ trained (checkpoints), the libraries' own advice (what no category above claimed
 training symptoms and their root causes, a diverging loss's causes, then the run's own
 outcomes (``timeout``, ``unknown``).
 Adding a category is one entry in the family module it belongs to (``docs/recipes.md``
-walks through it).
+walks through it); its recipes go into the recipes' folder of the same name
+(``recipes/labels/`` for the categories of ``labels.py``).
 
 Imports: autofix.types, autofix.paths, autofix.categories, autofix.run.child.contract.
 """

@@ -15,7 +15,7 @@ import libcst.matchers as m
 from autofix.toolkit import Example, NotApplicable, Recipe, insert
 from autofix.types import DatasetFacts, TrainerFacts
 
-from ._trained_dataset import trained_dataset
+from .._trained_dataset import trained_dataset
 
 
 def _facts(kind: str) -> tuple[TrainerFacts, ...]:

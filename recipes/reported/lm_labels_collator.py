@@ -25,7 +25,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from autofix.toolkit import Example, code
 from autofix.toolkit.scope import PlannedEdits, replace_with
 
-from .lm_collator import KEPT, fed_collators, tokenizer_arg
+from ..llm.lm_collator import KEPT, fed_collators, tokenizer_arg
 
 NEW = "DataCollatorForSeq2Seq"
 #: The collators that pad the inputs only (or remake the labels from them).

@@ -18,7 +18,7 @@ from autofix.toolkit import Example
 from autofix.toolkit.facts import example_failure
 from autofix.types import ExceptionInfo, TrainerFacts
 
-from ._training_args import SetFlag
+from .._training_args import SetFlag
 
 
 def _failure(dims: list[int]) -> ExceptionInfo:

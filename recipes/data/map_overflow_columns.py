@@ -29,7 +29,7 @@ from autofix.toolkit import Example, NotApplicable, Recipe, find, keyword
 from autofix.toolkit.facts import failure_of
 from autofix.types import ExceptionInfo, FrameFacts
 
-from ._mapfn import map_function_names
+from .._mapfn import map_function_names
 
 _CARRY = ('{sample} = {enc}.pop("overflow_to_sample_mapping")\n'
           "for key, values in {batch}.items():\n"

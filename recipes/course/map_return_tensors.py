@@ -20,7 +20,7 @@ import libcst.matchers as m
 
 from autofix.toolkit import Example, NotApplicable, Recipe, keyword, remove_keyword
 
-from ._mapfn import map_function_names, map_lambdas
+from .._mapfn import map_function_names, map_lambdas
 
 #: Tensor methods applied to the tokenizer's output: without return_tensors they fail on
 #: lists, so the recipe leaves such functions alone.

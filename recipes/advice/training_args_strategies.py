@@ -27,7 +27,7 @@ from autofix.toolkit import Example, NotApplicable
 from autofix.toolkit.scope import PlannedEdits
 from autofix.toolkit.values import ArgvOwner, NotFollowed, Owner, Values
 
-from ._training_args import EVAL_STRATEGY, TRAINING_ARGS_PATTERN
+from .._training_args import EVAL_STRATEGY, TRAINING_ARGS_PATTERN
 
 _MATCH = "--load_best_model_at_end requires the save and eval strategy to match"
 _MULTIPLE = "--load_best_model_at_end requires the saving steps to be a round multiple"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from autofix.toolkit import Example
 
-from ._keras_loss import DropCompiledLoss
+from .._keras_loss import DropCompiledLoss
 
 
 class LabelsInDictInternalLoss(DropCompiledLoss):

@@ -21,7 +21,7 @@ from autofix.toolkit.facts import example_failure, failure_of
 from autofix.toolkit.patterns import DATALOADER
 from autofix.types import ExceptionInfo
 
-from ._collate import AddPaddingCollator
+from .._collate import AddPaddingCollator
 
 
 def _failure(collate: str = "torch.utils.data._utils.collate.default_collate"

@@ -18,7 +18,7 @@ from autofix.toolkit import Example
 from autofix.toolkit.facts import example_failure
 from autofix.types import DatasetFacts, ExceptionInfo, TrainerFacts
 
-from ._training_args import SetFlag
+from .._training_args import SetFlag
 
 
 def _failure(key: str = "premise") -> ExceptionInfo:

@@ -39,7 +39,7 @@ from autofix.toolkit.facts import example_failure, failure_of
 from autofix.toolkit.scope import PlannedEdits, append_kw, option_dest, replace_with, string_value
 from autofix.types import ExceptionInfo
 
-from ._training_args import TRAINING_ARGS_PATTERN
+from .._training_args import TRAINING_ARGS_PATTERN
 
 #: Parameters that count (an ``int``); the other numeric ones are rates (``float``).
 INT_PARAMS = frozenset({

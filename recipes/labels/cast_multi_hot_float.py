@@ -19,7 +19,7 @@ import libcst.matchers as m
 from autofix.toolkit import Example, Recipe
 from autofix.toolkit.scope import string_value
 
-from ._mapfn import map_function_names, map_lambdas
+from .._mapfn import map_function_names, map_lambdas
 
 LABEL_KEYS = ("labels", "label")
 

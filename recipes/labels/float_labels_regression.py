@@ -42,7 +42,7 @@ from libcst.metadata import ParentNodeProvider, PositionProvider, ScopeProvider
 from autofix.toolkit import Example, Recipe, append_keyword, code, find, keyword, remove_keyword
 from autofix.types import DatasetFacts, TrainerFacts
 
-from ._training_args import set_keyword
+from .._training_args import set_keyword
 
 _CLS = r"transformers(\.[\w.]*)?\.\w*ForSequenceClassification"
 SEQ_CLS_PATTERN = _CLS + r"\.from_pretrained"

@@ -13,7 +13,7 @@ import libcst as cst
 from autofix.toolkit import Example
 from autofix.toolkit.patterns import DATALOADER
 
-from ._collate import AddPaddingCollator
+from .._collate import AddPaddingCollator
 
 
 class PadDataLoader(AddPaddingCollator):

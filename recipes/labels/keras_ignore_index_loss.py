@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from autofix.toolkit import Example
 
-from ._keras_loss import DropCompiledLoss
+from .._keras_loss import DropCompiledLoss
 
 
 class IgnoreIndexInternalLoss(DropCompiledLoss):

@@ -16,7 +16,7 @@ import libcst as cst
 from autofix.toolkit import Example, NotApplicable, Recipe, insert
 from autofix.types import DatasetFacts, TrainerFacts
 
-from ._trained_dataset import trained_dataset
+from .._trained_dataset import trained_dataset
 
 
 def _facts(low: float, high: float, num_labels: int = 3) -> tuple[TrainerFacts, ...]:

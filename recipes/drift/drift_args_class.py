@@ -25,7 +25,7 @@ import libcst as cst
 
 from autofix.toolkit import Example, NotApplicable, patterns
 
-from ._drift import TrainerDrift
+from .._drift import TrainerDrift
 
 _MISSING = re.compile(r"'(\w+)' object has no attribute '(\w+)'")
 

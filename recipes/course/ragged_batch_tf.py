@@ -13,7 +13,7 @@ import libcst as cst
 from autofix.toolkit import Example, keyword
 from autofix.toolkit.scope import string_value
 
-from ._collate import AddPaddingCollator
+from .._collate import AddPaddingCollator
 
 _BEFORE = (
     "from transformers import AutoTokenizer\n"

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from autofix.toolkit import Example
 
-from ._keras_loss import DropCompiledLoss
+from .._keras_loss import DropCompiledLoss
 
 _COMPILE_BEFORE = (
     "from transformers import TFAutoModelForSequenceClassification\n"

@@ -33,7 +33,7 @@ from autofix.toolkit import Example, NotApplicable, OtherError, code, keyword, r
 from autofix.toolkit.drift import owner_calls
 from autofix.toolkit.scope import Edit, append_kw
 
-from ._drift import TrainerDrift, named_class
+from .._drift import TrainerDrift, named_class
 
 
 def _renamed(old: str, new: str) -> Edit:

@@ -1,0 +1,1 @@
+"""Recipes of the checkpoints family: saving and reloading what was trained."""

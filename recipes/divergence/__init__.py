@@ -1,0 +1,1 @@
+"""Recipes of the divergence family: a loss that diverges."""

@@ -1,0 +1,1 @@
+"""Recipes of the labels family: labels against the head."""

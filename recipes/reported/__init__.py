@@ -1,0 +1,1 @@
+"""Recipes of the reported family: faults from the corpus of public reports."""

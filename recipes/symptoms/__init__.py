@@ -1,0 +1,1 @@
+"""Recipes of the symptoms family: training symptoms and their root causes."""

@@ -1,0 +1,1 @@
+"""Recipes of the values family: faults of values, types and tensors."""
