@@ -10,7 +10,9 @@ as ``data/``) into its own scratch git repository and repaired by the real CLI
 - fault: detected when the expected category is named (a commit's category, the last run's
   category, or a finding's kind); repaired when autofix exits 0 with status ``fixed`` and
   the branch it leaves trains (the script rerun on the branch with plain ``python`` exits 0);
-  wrong category when something else was named or committed.
+  wrong category when a kept commit is of another category, or when, not repaired,
+  another category was named; a detour when it was repaired under the right category
+  after another category's fix was tried and dropped.
 
 Printed: one row per script, then the healthy figure and a table per fault kind, and the
 wall time.
@@ -49,6 +51,7 @@ class Row:
     findings: list[str] = field(default_factory=list)
     branch_trains: bool = False
     seconds: float = 0.0
+    kept: list[str] = field(default_factory=list)  # the categories of the kept commits
 
     @property
     def healthy(self) -> bool:
@@ -69,7 +72,17 @@ class Row:
 
     @property
     def wrong(self) -> bool:
-        return any(n != self.kind for n in self.named if n not in ("", "unknown"))
+        """A kept commit of another category, or (not repaired) another category named."""
+        if any(k != self.kind for k in self.kept):
+            return True
+        return not self.repaired and any(n != self.kind for n in self.named
+                                         if n not in ("", "unknown"))
+
+    @property
+    def detour(self) -> bool:
+        """Repaired under the right category after another category's fix was tried and
+        dropped (a diverging loss: clipping tried before the learning rate)."""
+        return self.repaired and not self.wrong and any(n != self.kind for n in self.named)
 
 
 def entries() -> list[dict[str, str]]:
@@ -104,7 +117,7 @@ def run_one(entry: dict[str, str], max_steps: int, timeout: float) -> Row:
     named += findings
     return Row(entry["path"], entry["kind"], str(doc.get("status", "error")), code,
                sorted(set(named)), [str(f["recipe"]) for f in fixes], findings, trains,
-               seconds)
+               seconds, [str(f["category"]) for f in fixes])
 
 
 def report(rows: list[Row]) -> None:
@@ -121,13 +134,13 @@ def report(rows: list[Row]) -> None:
         if not r.healthy:
             kinds[r.kind].append(r)
     if kinds:
-        print(f"\n{'kind':24} {'scripts':>7} {'detected':>8} {'repaired':>8} {'wrong':>5}")
-        for kind, group in sorted(kinds.items()):
+        print(f"\n{'kind':24} {'scripts':>7} {'detected':>8} {'repaired':>8} {'wrong':>5} "
+              f"{'detour':>6}")
+        for kind, group in [*sorted(kinds.items()),
+                            ("all", [r for g in kinds.values() for r in g])]:
             print(f"{kind:24} {len(group):7} {sum(r.detected for r in group):8} "
-                  f"{sum(r.repaired for r in group):8} {sum(r.wrong for r in group):5}")
-        faults = [r for g in kinds.values() for r in g]
-        print(f"{'all':24} {len(faults):7} {sum(r.detected for r in faults):8} "
-              f"{sum(r.repaired for r in faults):8} {sum(r.wrong for r in faults):5}")
+                  f"{sum(r.repaired for r in group):8} {sum(r.wrong for r in group):5} "
+                  f"{sum(r.detour for r in group):6}")
 
 
 def main() -> None:
@@ -150,7 +163,7 @@ def main() -> None:
             rows.append(r)
             mark = ("clean" if r.clean else "FALSE-FINDING") if r.healthy else \
                 ("repaired" if r.repaired else "detected" if r.detected else "-") + \
-                (" WRONG" if r.wrong else "")
+                (" WRONG" if r.wrong else " detour" if r.detour else "")
             what = ",".join(r.named) + (" | " + ",".join(r.commits) if r.commits else "")
             print(f"{r.path:48} {r.kind:24} {r.status:8} {r.exit_code:4} {what or '-':40} "
                   f"{r.seconds:5.0f}s  {mark}", flush=True)
