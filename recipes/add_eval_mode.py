@@ -31,6 +31,7 @@ import libcst.matchers as m
 from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
 from autofix.toolkit import Example, NotApplicable, code
+from autofix.toolkit.insert import Statement
 from autofix.toolkit.operators import insert_statement
 from autofix.toolkit.scope import PlannedEdits
 
@@ -208,6 +209,7 @@ class AddEvalMode(PlannedEdits):
             docstring = m.matches(stmts[0], m.SimpleStatementLine(
                 body=[m.Expr(m.SimpleString() | m.ConcatenatedString())]))
             first = stmts[1] if docstring and len(stmts) > 1 else stmts[0]
+            assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
             if _method_call(first, "eval") != model:
                 insert_statement(self, first, f"{model}.eval()",
                                  f"{model}.eval() first in {block.name.value}(), which "
@@ -217,7 +219,7 @@ class AddEvalMode(PlannedEdits):
             self._train_back_at_calls(func, model)
 
     def _training_loop(self, node: cst.CSTNode, stop: cst.CSTNode | None = None
-                       ) -> tuple[cst.CSTNode, cst.BaseStatement] | None:
+                       ) -> tuple[cst.CSTNode, Statement] | None:
         """The innermost loop around ``node`` (inside ``stop``) that trains, and the
         statement of its body that holds ``node``."""
         child: cst.CSTNode = node
@@ -227,7 +229,8 @@ class AddEvalMode(PlannedEdits):
             if isinstance(anc, (cst.For, cst.While)) and _trains(anc.body):
                 body = anc.body
                 if isinstance(body, cst.IndentedBlock) and child in body.body:
-                    assert isinstance(child, cst.BaseStatement)
+                    assert isinstance(child, (cst.SimpleStatementLine,
+                                              cst.BaseCompoundStatement))
                     return anc, child
                 return None
             if isinstance(anc, cst.FunctionDef):

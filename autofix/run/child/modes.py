@@ -108,7 +108,7 @@ def patch_layers(module: types.ModuleType) -> None:
     for name in LAYERS.get(module.__name__, ()):
         cls = getattr(module, name, None)
         original = cls.__dict__.get("forward") if cls is not None else None
-        if original is None or getattr(original, "_autofix", False):
+        if cls is None or original is None or getattr(original, "_autofix", False):
             continue
 
         def forward(self: Any, *args: Any, _original: Any = original, **kwargs: Any) -> Any:
