@@ -7,7 +7,9 @@ hand-written loop under the real probe and the real ``autofix`` CLI in a throwaw
   finding ``learning-slowly`` and nothing else (no stall, no "trains wrongly" finding);
 * a script whose labels were shuffled apart from their inputs (80 % class 0) trains with
   no error and no stall, but predicts one class for every row: exit 1, status
-  ``findings`` (a fault finding is never ``clean``), the finding ``constant-prediction``.
+  ``findings`` (a fault finding is never ``clean``), the finding ``constant-prediction``;
+* a batch norm CNN evaluated in training mode gets the ``eval-without-eval-mode`` finding
+  and its ``add-eval-mode`` fix (status ``fixed``).
 
 The same verdicts on the real MiniLM checkpoint (at the default budget) are measured by
 ``benchmarks/bench_stall_grid.py`` and ``tests/test_e2e_symptoms.py`` (slow tier).
@@ -22,7 +24,7 @@ from pathlib import Path
 import git
 import pytest
 
-from .conftest import SAMPLES, TEST_SCRIPTS, run_autofix, snapshot
+from .conftest import SAMPLES, TEST_SCRIPTS, run_autofix, snapshot, trailers
 
 Repo = Callable[[dict[str, str | Path]], git.Repo]
 pytestmark = [pytest.mark.e2e]
@@ -97,3 +99,24 @@ def test_a_declined_trial_gives_way_to_the_findings_fix(scratch_repo: Repo) -> N
     diff = repo.git.diff("HEAD", "fixes")
     assert [ln.strip() for ln in diff.splitlines() if ln.startswith("+") and
             not ln.startswith("+++")] == ["+            optimizer.zero_grad()"], diff
+
+
+def test_evaluation_in_training_mode_is_fixed_with_model_eval(scratch_repo: Repo) -> None:
+    """A batch norm CNN evaluated every epoch under ``torch.inference_mode()`` in training
+    mode (``sample_scripts/plain``): the probe's finding ``eval-without-eval-mode`` is fixed
+    by one ``add-eval-mode`` commit that the next run no longer shows the finding after."""
+    repo = scratch_repo({"train.py": SAMPLES / "plain" / "faults"
+                         / "evalmode_batchnorm_inference.py"})
+    root = Path(str(repo.working_tree_dir))
+    done = run_autofix(["train.py", "--branch", "fixes", "--report", "../report.json"], root,
+                       timeout=600)
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    report = json.loads((root.parent / "report.json").read_text())
+    assert report["status"] == "fixed", out
+    assert trailers(repo, "fixes", "main") == ["eval-without-eval-mode"]
+    diff = repo.git.diff("main", "fixes")
+    added = [ln[1:].strip() for ln in diff.splitlines()
+             if ln.startswith("+") and not ln.startswith("+++")]
+    assert added == ["model.eval()", "model.train()"], diff
+    assert report["findings"] == [], report["findings"]

@@ -201,7 +201,8 @@ def findings_of(run: RunResult) -> list[Finding]:
     """What a run that raised nothing and stalled nowhere still got wrong (issue 8,
     "trains, but wrongly"): class ids regressed by a 1-output head, a hand loop whose
     optimizer never steps (or never zeroes its gradients), one class predicted for every
-    row (:func:`constant_prediction`), float16 weights trained directly.
+    row (:func:`constant_prediction`), a model evaluated in training mode
+    (:func:`train_mode_eval`), float16 weights trained directly.
     Reported, never a failure. A flat loss with no known cause comes first
     (:func:`unexplained_flat`)."""
     flat = unexplained_flat(run)
@@ -226,6 +227,9 @@ def findings_of(run: RunResult) -> list[Finding]:
         out.append(Finding("zero-grad-missing", 0,
                            f"{steps} optimizer steps and no zero_grad(): gradients add up "
                            "from step to step (call optimizer.zero_grad() after each step)"))
+    eval_mode = train_mode_eval(run)
+    if eval_mode is not None:
+        out.append(eval_mode)
     constant = constant_prediction(run)
     if constant is not None:
         out.append(constant)
@@ -304,3 +308,30 @@ def constant_prediction(run: RunResult) -> Finding | None:
                    "how often each class occurs, nothing from the inputs. Check that the "
                    "labels are aligned with the inputs (not shuffled or sorted separately), "
                    "the class balance (class weights, resampling) and the learning rate")
+
+
+def train_mode_eval(run: RunResult) -> Finding | None:
+    """``eval-without-eval-mode``: the script's own code called its model under
+    ``torch.no_grad()`` / ``torch.inference_mode()`` while the model was in training mode,
+    and a dropout (p > 0) or batch norm layer of it ran so (the probe's
+    ``no_grad_train_calls``, one such layer call is enough: it always changes the outputs,
+    and batch norm also updates its running statistics from the evaluated data). The
+    evidence names the first line that did it (``train_mode_evals``). ``None`` when the
+    facts are missing or no such call ran."""
+    facts = run.probe.facts
+    calls = facts.get("no_grad_train_calls")
+    if not isinstance(calls, int) or calls < 1:
+        return None
+    sites = [s for s in facts.get("train_mode_evals") or [] if isinstance(s, dict)]
+    where = ""
+    if sites:
+        first = sites[0]
+        where = (f" at {first.get('file')}:{first.get('line')} ({first.get('model')} with "
+                 f"{first.get('layer')})")
+    evals = facts.get("no_grad_eval_calls") or 0
+    return Finding("eval-without-eval-mode", 0,
+                   f"the model was evaluated under no_grad in training mode{where}: "
+                   f"{calls} dropout/batch norm layer calls without model.eval() ({evals} in "
+                   "eval mode), so dropout stays on and batch norm normalises with each "
+                   "evaluated batch (and updates its running statistics from it): call "
+                   "model.eval() before evaluating and model.train() before training again")

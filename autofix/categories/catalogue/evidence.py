@@ -89,6 +89,15 @@ ROOT_CAUSES: tuple[Category, ...] = (
         kind=Kind.ROOT_CAUSE,
     ),
     Category(
+        id="eval-without-eval-mode",
+        title="a model with dropout or batch norm evaluated under no_grad while still in "
+              "training mode: its outputs are noisy and batch norm learns from the test data",
+        hint="call model.eval() before the evaluation forwards and model.train() before "
+             "training resumes (a run finding: the probe counts dropout and batch norm "
+             "calls under no_grad in training mode)",
+        kind=Kind.ROOT_CAUSE,
+    ),
+    Category(
         id="scheduler-stepped-per-epoch",
         title="a learning-rate schedule sized in optimizer steps but stepped once per epoch",
         hint="call scheduler.step() after each optimizer.step(), inside the batch loop",

@@ -9,7 +9,7 @@ Standard library only.
 
 from __future__ import annotations
 
-from . import numeric
+from . import modes, numeric
 from .contract import Event
 from .events import State, confirm, emit, emit_chance
 
@@ -17,7 +17,8 @@ from .events import State, confirm, emit, emit_chance
 def train_facts() -> None:
     """Emit what the run did that the loss cannot show (event ``train_facts``): optimizer
     steps, scalar ``backward`` calls and ``zero_grad`` calls of a hand loop, and the
-    trained model's parameter counts and dtype. Called once, when the script ends.
+    trained model's parameter counts and dtype, and the no-grad forwards of dropout and batch
+    norm layers in training and eval mode (:mod:`modes`). Called once, when the script ends.
 
     A training that ended by itself before the (extended) budget gets the monitor's final
     verdict here, as it would have at the budget."""
@@ -35,4 +36,4 @@ def train_facts() -> None:
     labels = [y for _, ys in State.recent for y in ys]
     emit("train_facts", optimizer_steps=State.steps, backward_calls=State.backward_calls,
          zero_grad_calls=State.zero_grad_calls, recent_predicted=predicted,
-         recent_labels=labels, **State.model_facts)
+         recent_labels=labels, **modes.facts(), **State.model_facts)

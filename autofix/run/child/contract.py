@@ -100,10 +100,14 @@ EVENTS: dict[str, tuple[str, ...]] = {
     # facts gathered over the run for the "trains wrongly" findings (issue 8): parameter
     # counts and dtype, optimizer steps, backward and zero_grad calls, and the argmax
     # predictions and labels (lists of class ids, row by row) of the last ``RECENT_BATCHES``
-    # training forwards of a classification model
+    # training forwards of a classification model; the dropout / batch norm layer calls
+    # made under no_grad from the user's model call in training and in eval mode, and the
+    # first lines that made them in training mode [{file, line, function, model, layer,
+    # calls}] (modes.py)
     Event.TRAIN_FACTS: ("params_total", "params_trainable", "param_dtype", "optimizer_steps",
                         "backward_calls", "zero_grad_calls", "recent_predicted",
-                        "recent_labels"),
+                        "recent_labels", "no_grad_train_calls", "no_grad_eval_calls",
+                        "train_mode_evals"),
     # what the language-model checks measured (preflight_lm.py), merged into the report's
     # facts under "lm": the trained model's class, parameter counts, PEFT adapter state and
     # module names (linear layers, attention projections), one batch's label facts, the

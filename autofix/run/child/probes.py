@@ -36,6 +36,7 @@ from . import (
     eval_metrics,
     events,
     loops,
+    modes,
     numeric,
     plan,
     preflight,
@@ -540,6 +541,8 @@ HOOKS = (
     ("trl.trainer.dpo_trainer", chance.patch_trainer),
     ("trl.trainer.sft_trainer", preflight.patch_sft),
     ("torch.nn.modules.module", numeric.patch_modules),
+    ("torch.nn.modules.dropout", modes.patch_layers),
+    ("torch.nn.modules.batchnorm", modes.patch_layers),
     ("torch.optim.optimizer", numeric.patch_optimizers),
 )
 
