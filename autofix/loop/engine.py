@@ -56,6 +56,7 @@ from autofix.settings import Settings
 from autofix.toolkit.apply import apply_recipe
 from autofix.toolkit.discovery import recipes_for
 from autofix.toolkit.recipe import Recipe
+from autofix.toolkit.source_findings import source_findings
 from autofix.types import (
     Applied,
     CandidateRecord,
@@ -265,6 +266,8 @@ class _Session:
                                 for rel, text in files.items()})
         self.result.skipped = program.skipped
         result = self.runner(spec, source, self.observer.output_line, self.observer.step)
+        if result.probe.exception is None:  # silent faults the source shows (a hand loop's)
+            result.probe.findings += source_findings(source)
         self.result.warnings += [f"run {self.n}: a probe failed inside the script's process "
                                  f"({e}); its facts are missing" for e in result.probe.probe_errors]
         if result.teardown:
