@@ -582,9 +582,10 @@ class _Session:
         faults = [f.kind for f in self.result.findings if f.kind not in ADVISORY_FINDINGS]
         if faults:  # a fault's finding left standing is never "clean"
             kinds = ", ".join(dict.fromkeys(faults))
+            why = "no fix for it proved itself" if any(self.recipes(k) for k in faults) \
+                else "advice: no recipe makes this change"
             return self.finish(Status.FINDINGS, f"the script runs without an error, but "
-                                                f"trains wrongly: {kinds} (no fix for it "
-                                                f"proved itself){note}")
+                                                f"trains wrongly: {kinds} ({why}){note}")
         if self.result.trained:
             return self.finish(Status.CLEAN, f"the script ran without a fault; nothing to "
                                              f"fix{note}")

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.codemod import CodemodContext
 
 from autofix.toolkit.edits import code
-from autofix.toolkit.parsed import find
+from autofix.toolkit.apply import transform
+from autofix.toolkit.parsed import find, parse_source
 from autofix.toolkit.patterns import DATALOADER
 from autofix.toolkit.recipe import NotApplicable
 from autofix.toolkit.scope import PlannedEdits, Program
@@ -58,12 +58,13 @@ PERMUTATIONS = frozenset({"randperm", "permutation"})
 class ShuffledEval:
     """An evaluation loop over a shuffling loader: the loop (``For`` or ``CompFor``), its
     line, the loader expression it iterates and the ``DataLoader(...)`` calls that build
-    it with ``shuffle=True``."""
+    it with ``shuffle=True`` (and their lines)."""
 
     loop: cst.CSTNode
     line: int
     loader: cst.BaseExpression
     constructions: tuple[cst.Call, ...]
+    built_at: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,8 @@ def shuffled_evaluations(recipe: PlannedEdits) -> list[ShuffledEval]:
         built = tuple(v for v in program.values(iterated)
                       if isinstance(v, cst.Call) and _shuffles(recipe, v))
         if built:
-            found.append(ShuffledEval(loop, program.line(loop), iterated, built))
+            found.append(ShuffledEval(loop, program.line(loop), iterated, built,
+                                      tuple(program.line(c) for c in built)))
     return sorted(found, key=lambda f: f.line)
 
 
@@ -336,22 +338,24 @@ class _Reader(PlannedEdits):
         self.shuffled = shuffled_evaluations(self)
         self.leaks = stats_before_split(self)
 
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        try:
+            return super().transform_module_impl(tree)
+        except NotApplicable:  # it changed nothing, as it should: the findings are kept
+            return tree
+
 
 def source_findings(source: str) -> list[Finding]:
     """The findings of :func:`shuffled_evaluations` and :func:`stats_before_split` in
     ``source`` (a script's program); empty when it does not parse."""
-    try:
-        tree = cst.parse_module(source)
-    except cst.ParserSyntaxError:
+    parsed = parse_source(source)
+    if parsed.module is None:
         return []
-    reader = _Reader(CodemodContext(), RecipeContext(Diagnosis(category="", evidence="")))
-    try:
-        reader.transform_module(tree)
-    except NotApplicable:  # the reader edits nothing: the codemod says so once it has run
-        pass
+    reader, _ = transform(_Reader, parsed, RecipeContext(Diagnosis(category="", evidence="")))
+    assert isinstance(reader, _Reader)
     out = []
     for ev in reader.shuffled:
-        built = ", ".join(str(reader.program.line(c)) for c in ev.constructions)
+        built = ", ".join(str(line) for line in ev.built_at)
         out.append(Finding(
             "eval-loader-shuffled", 0,
             f"line {ev.line}: the evaluation loop over `{code(ev.loader)}` (no backward(), no "
