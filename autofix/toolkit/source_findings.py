@@ -30,8 +30,8 @@ from dataclasses import dataclass
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit.edits import code
 from autofix.toolkit.apply import transform
+from autofix.toolkit.edits import code
 from autofix.toolkit.parsed import find, parse_source
 from autofix.toolkit.patterns import DATALOADER
 from autofix.toolkit.recipe import NotApplicable
