@@ -9,7 +9,10 @@ hand-written loop under the real probe and the real ``autofix`` CLI in a throwaw
   no error and no stall, but predicts one class for every row: exit 1, status
   ``findings`` (a fault finding is never ``clean``), the finding ``constant-prediction``;
 * a batch norm CNN evaluated in training mode gets the ``eval-without-eval-mode`` finding
-  and its ``add-eval-mode`` fix (status ``fixed``).
+  and its ``add-eval-mode`` fix (status ``fixed``);
+* source findings of plain PyTorch scripts: a shuffling evaluation loader fixed with
+  ``shuffle=False`` (status ``fixed``), statistics of all rows before a split left as
+  advice (status ``findings``).
 
 The same verdicts on the real MiniLM checkpoint (at the default budget) are measured by
 ``benchmarks/bench_stall_grid.py`` and ``tests/test_e2e_symptoms.py`` (slow tier).
@@ -27,6 +30,7 @@ import pytest
 from .conftest import SAMPLES, TEST_SCRIPTS, run_autofix, snapshot, trailers
 
 Repo = Callable[[dict[str, str | Path]], git.Repo]
+PLAIN = SAMPLES / "plain"
 pytestmark = [pytest.mark.e2e]
 
 
@@ -120,3 +124,34 @@ def test_evaluation_in_training_mode_is_fixed_with_model_eval(scratch_repo: Repo
              if ln.startswith("+") and not ln.startswith("+++")]
     assert added == ["model.eval()", "model.train()"], diff
     assert report["findings"] == [], report["findings"]
+
+
+def test_a_shuffled_evaluation_loader_is_fixed_with_shuffle_false(scratch_repo: Repo) -> None:
+    """The predictions of a predict() helper over a shuffling test loader, scored against
+    the numpy labels in stored order: a source finding, fixed by eval-loader-no-shuffle and
+    kept because the next run no longer shows it."""
+    repo = scratch_repo({"train.py": PLAIN / "faults" / "shuffled_eval_numpy_labels.py"})
+    root = Path(str(repo.working_tree_dir))
+    done = run_autofix(["train.py", "--branch", "fixes", "--report", "../report.json"], root)
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    report = json.loads((root.parent / "report.json").read_text())
+    assert report["status"] == "fixed", out
+    assert [f["recipe"] for f in report["fixes"]] == ["eval-loader-no-shuffle"]
+    assert trailers(repo, "fixes", "main") == ["eval-loader-shuffled"]
+    assert report["findings"] == []
+    diff = repo.git.diff("main", "fixes")
+    assert "-    test_loader = DataLoader(TensorDataset(torch.from_numpy(X_test)), " \
+           "batch_size=35, shuffle=True)" in diff
+    assert "+                             shuffle=False)" in diff
+
+
+def test_statistics_before_the_split_end_findings_with_the_advice(scratch_repo: Repo) -> None:
+    """A StandardScaler fitted on all rows before train_test_split: no recipe, so the
+    session ends 'findings' (exit 1) naming the script's own lines, with no commit."""
+    repo = scratch_repo({"train.py": PLAIN / "faults" / "stats_scaler_before_split.py"})
+    report, out = clean_run(repo, 60, "findings")
+    assert [f["kind"] for f in report["findings"]] == ["stats-before-split"]
+    assert "line 11: `X = StandardScaler().fit_transform(X)`" in out
+    assert "which line 12 then splits with train_test_split" in out
+    assert "trains wrongly: stats-before-split (advice: no recipe makes this change)" in out

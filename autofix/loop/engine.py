@@ -56,6 +56,7 @@ from autofix.settings import Settings
 from autofix.toolkit.apply import apply_recipe
 from autofix.toolkit.discovery import recipes_for
 from autofix.toolkit.recipe import Recipe
+from autofix.toolkit.source_findings import source_findings
 from autofix.types import (
     Applied,
     CandidateRecord,
@@ -267,6 +268,8 @@ class _Session:
                                 for rel, text in files.items()})
         self.result.skipped = program.skipped
         result = self.runner(spec, source, self.observer.output_line, self.observer.step)
+        if result.probe.exception is None:  # silent faults the source shows (a hand loop's)
+            result.probe.findings += source_findings(source)
         self.result.warnings += [f"run {self.n}: a probe failed inside the script's process "
                                  f"({e}); its facts are missing" for e in result.probe.probe_errors]
         if result.teardown:
@@ -589,9 +592,10 @@ class _Session:
         faults = [f.kind for f in self.result.findings if f.kind not in ADVISORY_FINDINGS]
         if faults:  # a fault's finding left standing is never "clean"
             kinds = ", ".join(dict.fromkeys(faults))
+            why = "no fix for it proved itself" if any(self.recipes(k) for k in faults) \
+                else "advice: no recipe makes this change"
             return self.finish(Status.FINDINGS, f"the script runs without an error, but "
-                                                f"trains wrongly: {kinds} (no fix for it "
-                                                f"proved itself){note}")
+                                                f"trains wrongly: {kinds} ({why}){note}")
         if self.result.trained:
             return self.finish(Status.CLEAN, f"the script ran without a fault; nothing to "
                                              f"fix{note}")

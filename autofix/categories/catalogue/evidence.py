@@ -107,4 +107,24 @@ ROOT_CAUSES: tuple[Category, ...] = (
                   "change is named, not made",
         kind=Kind.ROOT_CAUSE,
     ),
+    Category(
+        id="eval-loader-shuffled",
+        title="predictions gathered over an evaluation DataLoader built with shuffle=True and "
+              "compared with labels kept in the dataset's order: the accuracy falls to chance",
+        hint="build the evaluation loader with shuffle=False, or take the labels from the "
+             "same batches as the predictions (a source finding: "
+             "autofix/toolkit/source_findings.py)",
+        kind=Kind.ROOT_CAUSE,
+    ),
+    Category(
+        id="stats-before-split",
+        title="normalisation statistics (mean/std, min/max, a scaler's fit) computed on all "
+              "rows before they are split into train and test: the test rows leak into "
+              "training",
+        hint="split first, compute the statistics on the training rows only and apply them "
+             "to both splits (a source finding: autofix/toolkit/source_findings.py)",
+        no_recipe="where the split belongs and which rows are the training rows is the "
+                  "script's data flow: the finding names the lines, the change is not made",
+        kind=Kind.ROOT_CAUSE,
+    ),
 )

@@ -1,0 +1,381 @@
+"""Silent faults of a hand loop read from the script's source: it trains and evaluates
+without an error, and its numbers are wrong.
+
+- ``eval-loader-shuffled`` (:func:`shuffled_evaluations`): a ``for`` loop (or a
+  comprehension) over a ``torch.utils.data.DataLoader`` built with ``shuffle=True`` that
+  takes no optimizer step and calls no ``backward()`` (an evaluation), collects its outputs
+  (``append``/``extend``/``+=``, or the comprehension's list) and never reads the batches'
+  labels (the second element of the loop's target unused or ``_``, a one-element target, a
+  batch read only at index 0 or at keys without ``label``). Its predictions come in the
+  loader's shuffled order and are compared with labels kept outside the loop, in the
+  dataset's stored order: the accuracy falls to chance. The loader's construction is
+  reached through names, parameters filled at call sites and ``self.x``
+  (:meth:`autofix.toolkit.scope.Program.values`).
+- ``stats-before-split`` (:func:`stats_before_split`): normalisation statistics of whole
+  rows (``x.mean()``/``std()``/``var()``/``min()``/``max()`` subtracted from or dividing
+  the same rows, or a ``sklearn.preprocessing`` scaler's ``fit``/``fit_transform``) of a
+  value that a later line splits into train and test rows (``train_test_split``,
+  ``random_split``, a slice ``x[:n]``/``x[n:]``, rows indexed by a ``randperm``/
+  ``permutation``): the test rows' statistics leak into training. Advice only.
+
+:func:`source_findings` gives both as :class:`~autofix.types.Finding` for a source text;
+``recipes/evidence/eval_loader_no_shuffle.py`` fixes the first through :func:`shuffled_evaluations`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+import libcst.matchers as m
+
+from autofix.toolkit.apply import transform
+from autofix.toolkit.edits import code
+from autofix.toolkit.parsed import find, parse_source
+from autofix.toolkit.patterns import DATALOADER
+from autofix.toolkit.recipe import NotApplicable
+from autofix.toolkit.scope import PlannedEdits, Program
+from autofix.types import Diagnosis, Finding, RecipeContext
+
+#: Calls in a loop body that make it a training loop, not an evaluation.
+TRAINING_CALLS = frozenset({"backward", "step"})
+#: Methods that collect a loop's outputs.
+COLLECTING = frozenset({"append", "extend"})
+#: Row statistics a normalisation subtracts or divides by.
+STATISTICS = frozenset({"mean", "std", "var", "min", "max", "amin", "amax", "nanmean",
+                        "nanstd"})
+#: A scikit-learn scaler (or any transformer of ``sklearn.preprocessing``).
+SKLEARN_PREPROCESSING = r"sklearn\.preprocessing(\.[\w.]+)?\.\w+"
+#: Calls that split rows into train and test parts.
+SPLITS = r"(sklearn\.model_selection(\._split)?\.train_test_split|" \
+         r"torch\.utils\.data(\.dataset)?\.random_split)"
+#: Calls that draw a permutation of row indices.
+PERMUTATIONS = frozenset({"randperm", "permutation"})
+
+
+@dataclass(frozen=True)
+class ShuffledEval:
+    """An evaluation loop over a shuffling loader: the loop (``For`` or ``CompFor``), its
+    line, the loader expression it iterates and the ``DataLoader(...)`` calls that build
+    it with ``shuffle=True`` (and their lines)."""
+
+    loop: cst.CSTNode
+    line: int
+    loader: cst.BaseExpression
+    constructions: tuple[cst.Call, ...]
+    built_at: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class StatsLeak:
+    """Statistics of all rows (``statistic``, the call, at ``line``, over ``rows``) and the
+    later ``split`` of those rows (described as ``how``, at ``split_line``)."""
+
+    statistic: str
+    line: int
+    rows: str
+    how: str
+    split_line: int
+
+
+def _method(call: cst.Call) -> str:
+    return call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
+
+
+def _calls(node: cst.CSTNode) -> Iterator[cst.Call]:
+    for found in find(node, m.Call()):
+        assert isinstance(found, cst.Call)
+        yield found
+
+
+def _names(node: cst.CSTNode) -> set[str]:
+    return {n.value for n in find(node, m.Name()) if isinstance(n, cst.Name)}
+
+
+def _shuffles(recipe: PlannedEdits, call: cst.Call) -> bool:
+    """``call`` is ``DataLoader(..., shuffle=True)``."""
+    if not recipe.is_qualified(call.func, DATALOADER):
+        return False
+    return any(a.keyword is not None and a.keyword.value == "shuffle"
+               and m.matches(a.value, m.Name("True")) for a in call.args)
+
+
+def _labels_unused(target: cst.BaseExpression, body: cst.CSTNode) -> bool:
+    """The batch's label element is never read in ``body``: a one-element target, a
+    second element that is ``_`` or unused, or a batch name read only by subscripts that
+    are neither index 1 nor a key holding ``label``."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        elements = target.elements
+        if len(elements) == 1:
+            return True
+        second = elements[1].value
+        if not isinstance(second, cst.Name):
+            return False
+        return second.value == "_" or second.value not in _names(body)
+    if not isinstance(target, cst.Name):
+        return False
+    uses = [n for n in find(body, m.Name(target.value))]
+    subscripts = [s for s in find(body, m.Subscript(value=m.Name(target.value)))
+                  if isinstance(s, cst.Subscript)]
+    if not uses or len(subscripts) != len(uses):
+        return False  # the batch goes somewhere whole (model(**batch)): labels may be read
+    for sub in subscripts:
+        index = sub.slice[0].slice if len(sub.slice) == 1 else None
+        if not isinstance(index, cst.Index):
+            return False
+        if m.matches(index.value, m.Integer("1")) or (
+                isinstance(index.value, cst.SimpleString)
+                and "label" in index.value.evaluated_value.lower()):
+            return False
+    return True
+
+
+def _collects(loop: cst.CSTNode, body: cst.CSTNode) -> bool:
+    if isinstance(loop, cst.CompFor):
+        return True
+    return any(_method(c) in COLLECTING for c in _calls(body)) or \
+        bool(find(body, m.AugAssign(operator=m.AddAssign())))
+
+
+def _loops(tree: cst.Module) -> Iterator[tuple[cst.CSTNode, cst.BaseExpression,
+                                               cst.BaseExpression, cst.CSTNode]]:
+    """(loop, iterated expression, target, body) of every ``for`` and comprehension."""
+    for node in find(tree, m.For()):
+        assert isinstance(node, cst.For)
+        yield node, node.iter, node.target, node.body
+    for comp in find(tree, m.ListComp() | m.GeneratorExp()):
+        assert isinstance(comp, (cst.ListComp, cst.GeneratorExp))
+        yield comp.for_in, comp.for_in.iter, comp.for_in.target, comp.elt
+
+
+def shuffled_evaluations(recipe: PlannedEdits) -> list[ShuffledEval]:
+    """The evaluation loops of ``recipe.program`` over a loader built with shuffle=True
+    whose labels the loop never reads (see the module docstring), in source order."""
+    program = recipe.program
+    found = []
+    for loop, iterated, target, body in _loops(program.tree):
+        if any(_method(c) in TRAINING_CALLS for c in _calls(body)):
+            continue
+        if not _labels_unused(target, body) or not _collects(loop, body):
+            continue
+        built = tuple(v for v in program.values(iterated)
+                      if isinstance(v, cst.Call) and _shuffles(recipe, v))
+        if built:
+            found.append(ShuffledEval(loop, program.line(loop), iterated, built,
+                                      tuple(program.line(c) for c in built)))
+    return sorted(found, key=lambda f: f.line)
+
+
+def _binding_statement(program: Program, node: cst.CSTNode) -> cst.CSTNode | None:
+    """The assignment statement (``Assign``/``AnnAssign``/``AugAssign``) holding ``node``."""
+    for anc in program.ancestors(node):
+        if isinstance(anc, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+            return anc
+        if isinstance(anc, cst.BaseSmallStatement | cst.BaseCompoundStatement):
+            return None
+    return None
+
+
+def _is_split(recipe: PlannedEdits, node: cst.CSTNode) -> str:
+    """How ``node`` splits rows ("" when it does not): a split call, a bounded slice of the
+    first axis, rows indexed by a permutation."""
+    if isinstance(node, cst.Call) and recipe.is_qualified(node.func, SPLITS):
+        return code(node.func)
+    if isinstance(node, cst.Subscript) and node.slice:
+        first = node.slice[0].slice
+        if isinstance(first, cst.Slice) and (first.lower is not None or first.upper is not None):
+            return "a slice"
+        if isinstance(first, cst.Index) and _permuted(recipe, first.value):
+            return "a permutation of its rows"
+    return ""
+
+
+def _permuted(recipe: PlannedEdits, expr: cst.BaseExpression) -> bool:
+    """``expr`` holds, or is followed to, a ``randperm``/``permutation`` call."""
+    program = recipe.program
+    for value in [expr, *program.values(expr)]:
+        if any(_method(c) in PERMUTATIONS or m.matches(c.func, m.Name("randperm"))
+               for c in _calls(value)):
+            return True
+        if isinstance(value, cst.Subscript) and value.value is not expr:
+            if _permuted(recipe, value.value):
+                return True
+    return False
+
+
+def _sources(recipe: PlannedEdits, expr: cst.CSTNode, depth: int = 0,
+             seen: set[cst.CSTNode] | None = None) -> set[cst.CSTNode]:
+    """The bindings and calls ``expr``'s value is computed from: every name in it followed
+    to its binding's assignment, and module functions called in it (their statements and
+    the arguments they are given), up to a depth of 8."""
+    seen = set() if seen is None else seen
+    if depth > 8 or expr in seen:
+        return set()
+    seen.add(expr)
+    program = recipe.program
+    out: set[cst.CSTNode] = {expr}
+    for call in _calls(expr):
+        out.add(call)
+        func = program.function_called(call)
+        if func is not None:
+            out |= _sources(recipe, func.body, depth + 1, seen)
+    for name in find(expr, m.Name()):
+        assert isinstance(name, cst.Name)
+        for binding in program.resolve(name.value, name):
+            out.add(binding)
+            statement = _binding_statement(program, binding)
+            if statement is not None:
+                out |= _sources(recipe, statement, depth + 1, seen)
+            elif isinstance(binding, cst.Param):
+                func = program.function_of(binding)
+                if func is None:
+                    continue
+                for site in program.call_sites(func):
+                    arg = program.bound(func, site, binding.name.value)
+                    if arg is not None:
+                        out |= _sources(recipe, arg, depth + 1, seen)
+    return out
+
+
+def _whole_rows(recipe: PlannedEdits, rows: cst.BaseExpression) -> bool:
+    """``rows`` is a whole value, not a part already split off: a name none of whose
+    sources is a split (a parameter only when its call sites show it)."""
+    if not isinstance(rows, cst.Name):
+        return False
+    program = recipe.program
+    bindings = program.resolve(rows.value, rows)
+    if not bindings:
+        return False
+    for binding in bindings:
+        if isinstance(binding, cst.Param):
+            func = program.function_of(binding)
+            sites = program.call_sites(func) if func is not None else []
+            args = [program.bound(func, s, binding.name.value) for s in sites] \
+                if func is not None else []
+            if not args or any(a is None or not _whole_rows(recipe, a) for a in args):
+                return False
+            continue
+        statement = _binding_statement(program, binding)
+        if statement is None:
+            return False
+        if any(_is_split(recipe, n) for n in find(statement, m.Call() | m.Subscript())):
+            return False
+    return True
+
+
+def _statistics(recipe: PlannedEdits) -> Iterator[tuple[cst.Call, cst.BaseExpression]]:
+    """(call, rows) of each normalisation statistic of whole rows."""
+    program = recipe.program
+    for call in program.calls:
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            continue
+        name = func.attr.value
+        if name in ("fit", "fit_transform") and call.args:
+            scaler = [v for v in program.values(func.value)
+                      if isinstance(v, cst.Call)
+                      and recipe.is_qualified(v.func, SKLEARN_PREPROCESSING)]
+            rows = call.args[0].value
+            if scaler and _whole_rows(recipe, rows):
+                yield call, rows
+        elif name in STATISTICS and isinstance(func.value, cst.Name) \
+                and _whole_rows(recipe, func.value) and _normalises(program, call, func.value):
+            yield call, func.value
+
+
+def _normalises(program: Program, call: cst.Call, rows: cst.Name) -> bool:
+    """The statistic ``call`` of ``rows`` is subtracted from or divides ``rows`` (itself,
+    or the names its statement binds) in the function that computes it."""
+    statement = _binding_statement(program, call)
+    bound = {rows.value} if statement is None else \
+        _names(statement.targets[0].target) if isinstance(statement, cst.Assign) and \
+        len(statement.targets) == 1 else set()
+    holder = program.function_of(call) or program.tree
+    for op in find(holder, m.BinaryOperation(operator=m.Subtract() | m.Divide())):
+        assert isinstance(op, cst.BinaryOperation)
+        left, right = _names(op.left), _names(op.right)
+        uses_stat = bool(find(op, m.Call())) and call in set(_calls(op))
+        if rows.value in left and (uses_stat or right & (bound - {rows.value})):
+            return True
+    return False
+
+
+def stats_before_split(recipe: PlannedEdits) -> list[StatsLeak]:
+    """Statistics of whole rows that a later line splits (see the module docstring): one
+    per statistic, with the first split after it."""
+    program = recipe.program
+    splits = [n for n in find(program.tree, m.Call() | m.Subscript())
+              if _is_split(recipe, n)]
+    found = []
+    for call, rows in _statistics(recipe):
+        line = program.line(call)
+        rows_bindings = set(program.resolve(rows.value, rows)) if isinstance(rows, cst.Name) \
+            else set()
+        for split in sorted(splits, key=program.line):
+            if program.line(split) <= line:
+                continue
+            operand = split.value if isinstance(split, cst.Subscript) else \
+                split.args[0].value if isinstance(split, cst.Call) and split.args else None
+            if operand is None:
+                continue
+            sources = _sources(recipe, operand)
+            if call in sources or rows_bindings & sources:
+                how = _is_split(recipe, split)
+                if code(operand) != code(rows):
+                    how += f" (of `{code(operand)}`)"
+                found.append(StatsLeak(code(call), line, code(rows), how, program.line(split)))
+                break
+    return found
+
+
+class _Reader(PlannedEdits):
+    """Runs the rules on a module with the metadata a recipe gets; edits nothing."""
+
+    abstract = True
+
+    def prepare(self, tree: cst.Module) -> None:
+        self.shuffled = shuffled_evaluations(self)
+        self.leaks = stats_before_split(self)
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        try:
+            return super().transform_module_impl(tree)
+        except NotApplicable:  # it changed nothing, as it should: the findings are kept
+            return tree
+
+
+def source_findings(source: str) -> list[Finding]:
+    """The findings of :func:`shuffled_evaluations` and :func:`stats_before_split` in
+    ``source`` (a script's program); empty when it does not parse."""
+    parsed = parse_source(source)
+    if parsed.module is None:
+        return []
+    reader, _ = transform(_Reader, parsed, RecipeContext(Diagnosis(category="", evidence="")))
+    assert isinstance(reader, _Reader)
+    out = []
+    for ev in reader.shuffled:
+        built = ", ".join(str(line) for line in ev.built_at)
+        out.append(Finding(
+            "eval-loader-shuffled", 0,
+            f"line {ev.line}: the evaluation loop over `{code(ev.loader)}` (no backward(), no "
+            f"step()) collects its outputs without the batches' labels, and that DataLoader "
+            f"is built with shuffle=True (line {built}): the predictions come in shuffled "
+            "order while the labels they are compared with keep the dataset's order, so the "
+            "accuracy is at chance; build the evaluation loader with shuffle=False"))
+    leaks: dict[tuple[int, str, int], list[StatsLeak]] = {}
+    for leak in reader.leaks:
+        leaks.setdefault((leak.line, leak.rows, leak.split_line), []).append(leak)
+    text = source.splitlines()
+    for (line, rows, split_line), group in leaks.items():
+        shown = text[line - 1].strip() if 0 < line <= len(text) else ""
+        stats = " and ".join(f"`{leak.statistic}`" for leak in group)
+        what = f"`{shown}` computes {stats}" if shown and len(shown) <= 100 else stats
+        out.append(Finding(
+            "stats-before-split", 0,
+            f"line {line}: {what} on all rows of `{rows}`, which line {split_line} then "
+            f"splits with {group[0].how}: the test rows' statistics leak into training "
+            "(and into every number measured on the test rows); compute the statistics "
+            "on the training rows only, after the split, and apply them to both"))
+    return out
+
