@@ -129,9 +129,11 @@ def _placeholder_advice(probe: ProbeReport) -> str:
         else f"labels include {value}"
     where = _where(failure)
     if where == "predict":
+        line = failure.user_line[2] if failure.user_line else ""
+        split = _predicted_split(line) or "test"
         return (f"{rows}: the split given to trainer.predict has no gold labels (a "
-                f"placeholder). Predict without its label column, e.g. "
-                f"trainer.predict(test.remove_columns(\"label\")); the loss is then not "
+                f"placeholder). Predict without its label column, "
+                f"trainer.predict({split}.remove_columns(\"label\")); the loss is then not "
                 "computed and the predictions are what you want")
     if where.startswith("evaluate"):
         return (f"{rows}: the evaluation split has no gold labels (a placeholder). Evaluate "
@@ -139,6 +141,22 @@ def _placeholder_advice(probe: ProbeReport) -> str:
                 "the unlabelled split for trainer.predict without its label column")
     return (f"{rows}: rows without a gold label (a placeholder) reach training. Drop them "
             "before training, e.g. ds = ds.filter(lambda ex: ex[\"label\"] >= 0)")
+
+
+def _predicted_split(text: str) -> str:
+    """The source of the split a ``.predict(split)`` call on the source line ``text``
+    is given; "" when the line holds none."""
+    import ast
+
+    try:
+        tree = ast.parse(text.strip())
+    except SyntaxError:
+        return ""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr == "predict" and node.args:
+            return ast.unparse(node.args[0])
+    return ""
 
 
 def _multi_label_width(failure: Failure) -> bool | None:
@@ -445,8 +463,6 @@ LABELS: tuple[Category, ...] = (
         id="placeholder-labels",
         check=_placeholder,
         advice=_placeholder_advice,
-        no_recipe="which rows or columns have no gold label, and whether to drop them, is "
-                  "the data's: autofix names the split and the change",
         title="placeholder labels (-1: no gold label) reach the loss",
         patterns=(r"Target -\d+ is out of bounds",
                   r"Received a label value of -\d+ which is outside the valid range"),
