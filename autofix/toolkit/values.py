@@ -60,15 +60,40 @@ HF_ARGUMENT_PARSER = r"transformers(\.hf_argparser)?\.HfArgumentParser"
 _ARGV_PARSES = ("parse_args_into_dataclasses", "parse_known_args", "parse_args")
 
 
+def _integer_arithmetic(node: cst.CSTNode) -> int | None:
+    """The value of integer literals joined by ``+ - * //`` (``16 * 8 * 8`` -> 1024);
+    ``None`` for anything else (a name, a float, a division by 0)."""
+    if isinstance(node, cst.Integer):
+        return int(node.evaluated_value)
+    if not isinstance(node, cst.BinaryOperation):
+        return None
+    left, right = _integer_arithmetic(node.left), _integer_arithmetic(node.right)
+    if left is None or right is None:
+        return None
+    op = node.operator
+    if isinstance(op, cst.Add):
+        return left + right
+    if isinstance(op, cst.Subtract):
+        return left - right
+    if isinstance(op, cst.Multiply):
+        return left * right
+    if isinstance(op, cst.FloorDivide) and right:
+        return left // right
+    return None
+
+
 def is_literal(node: cst.CSTNode) -> bool:
     """A literal a recipe may overwrite: a string, a number, ``True``/``False``/``None``,
-    an enum member (``IntervalStrategy.EPOCH``) or a negative number."""
+    an enum member (``IntervalStrategy.EPOCH``), a negative number, or integers joined by
+    ``+ - * //`` (``16 * 8 * 8``: overwritten whole by one number)."""
     if isinstance(node, (cst.SimpleString, cst.Integer, cst.Float)):
         return True
     if isinstance(node, cst.Name):
         return node.value in ("True", "False", "None")
     if isinstance(node, cst.UnaryOperation):
         return isinstance(node.expression, (cst.Integer, cst.Float))
+    if isinstance(node, cst.BinaryOperation):
+        return _integer_arithmetic(node) is not None
     return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and \
         node.value.value[:1].isupper() and node.attr.value.isupper()
 
@@ -87,6 +112,9 @@ def literal_value(node: cst.CSTNode) -> object:
         return {"True": True, "False": False, "None": None}[node.value]
     if isinstance(node, cst.Attribute) and is_literal(node):
         return node.attr.value.lower()
+    if isinstance(node, cst.BinaryOperation):
+        found = _integer_arithmetic(node)
+        return UNKNOWN if found is None else found
     if isinstance(node, cst.UnaryOperation):
         inner = literal_value(node.expression)
         return -inner if isinstance(inner, (int, float)) and not isinstance(inner, bool) \

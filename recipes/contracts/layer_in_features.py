@@ -88,6 +88,15 @@ class LayerInFeatures(PlannedEdits):
                    "                      nn.Linear(HIDDEN, 10))\n"),
             failure=_failure(256, 128, 10, "2", "torch.nn.modules.container.Sequential", ()),
         ),
+        Example(  # the size written as arithmetic of literals: one number in its place
+            before=("import torch.nn as nn\n"
+                    "model = nn.Sequential(nn.Linear(784, 128), nn.ReLU(),\n"
+                    "                      nn.Linear(16 * 4 * 4, 10))\n"),
+            after=("import torch.nn as nn\n"
+                   "model = nn.Sequential(nn.Linear(784, 128), nn.ReLU(),\n"
+                   "                      nn.Linear(128, 10))\n"),
+            failure=_failure(256, 128, 10, "2", "torch.nn.modules.container.Sequential", ()),
+        ),
         Example(  # a constant read elsewhere too: the size changed at the call
             before=("import torch.nn as nn\nHIDDEN = 256\n"
                     "model = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(HIDDEN, 10))\n"
