@@ -130,7 +130,7 @@ def _placeholder_advice(probe: ProbeReport) -> str:
     where = _where(failure)
     if where == "predict":
         line = failure.user_line[2] if failure.user_line else ""
-        split = _predicted_split(line) or "test"
+        split = _argument_on(line, position=0, method="predict") or "test"
         return (f"{rows}: the split given to trainer.predict has no gold labels (a "
                 f"placeholder). Predict without its label column, "
                 f"trainer.predict({split}.remove_columns(\"label\")); the loss is then not "
@@ -141,22 +141,6 @@ def _placeholder_advice(probe: ProbeReport) -> str:
                 "the unlabelled split for trainer.predict without its label column")
     return (f"{rows}: rows without a gold label (a placeholder) reach training. Drop them "
             "before training, e.g. ds = ds.filter(lambda ex: ex[\"label\"] >= 0)")
-
-
-def _predicted_split(text: str) -> str:
-    """The source of the split a ``.predict(split)`` call on the source line ``text``
-    is given; "" when the line holds none."""
-    import ast
-
-    try:
-        tree = ast.parse(text.strip())
-    except SyntaxError:
-        return ""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                node.func.attr == "predict" and node.args:
-            return ast.unparse(node.args[0])
-    return ""
 
 
 def _multi_label_width(failure: Failure) -> bool | None:
@@ -250,10 +234,11 @@ def _class_ids_advice(failure: Failure) -> str:
             + "; a regression head would be wrong")
 
 
-def _argument_on(text: str, *keywords: str, position: int = -1) -> str:
+def _argument_on(text: str, *keywords: str, position: int = -1, method: str = "") -> str:
     """The source of a call's argument on a source line: the first of ``keywords`` given,
     else the positional argument at ``position`` of a call with exactly that many plus one
-    (a loss's ``(input, target)``); "" when the line holds none."""
+    (a loss's ``(input, target)``); with ``method``, only a call of ``X.method(...)``
+    counts (``trainer.predict(split)``); "" when the line holds none."""
     import ast
 
     try:
@@ -261,7 +246,8 @@ def _argument_on(text: str, *keywords: str, position: int = -1) -> str:
     except SyntaxError:
         return ""
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
+        if isinstance(node, ast.Call) and (not method or isinstance(
+                node.func, ast.Attribute) and node.func.attr == method):
             given = {k.arg: k.value for k in node.keywords if k.arg}
             found = next((given[k] for k in keywords if k in given), None)
             if found is None and position >= 0 and len(node.args) == position + 1:
