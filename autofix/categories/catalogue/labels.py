@@ -33,6 +33,7 @@ from autofix.categories.failure import (
     user_values_of_kind,
 )
 from autofix.categories.model import Category
+from autofix.categories.script_terms import argument_on
 from autofix.types import ProbeReport
 
 #: The ignore index of torch's and transformers' losses (labels the loss skips).
@@ -130,7 +131,7 @@ def _placeholder_advice(probe: ProbeReport) -> str:
     where = _where(failure)
     if where == "predict":
         line = failure.user_line[2] if failure.user_line else ""
-        split = _argument_on(line, position=0, method="predict") or "test"
+        split = argument_on(line, position=0, method="predict") or "test"
         return (f"{rows}: the split given to trainer.predict has no gold labels (a "
                 f"placeholder). Predict without its label column, "
                 f"trainer.predict({split}.remove_columns(\"label\")); the loss is then not "
@@ -220,41 +221,18 @@ def _class_ids_advice(failure: Failure) -> str:
         [d.label_column for d in failure.probe.datasets if d.label_column]
     if columns:
         column = columns[0]
-        data = _argument_on(line, "train_dataset") or "ds"
+        data = argument_on(line, "train_dataset") or "ds"
         return (f"{lead}the loss gets whole class ids as {dtype} from the datasets column "
                 f"{column!r}; the classification loss takes int64: cast the column before "
                 f"training, {data} = {data}.cast_column({column!r}, Value(\"int64\")) "
                 "(from datasets import Value); a regression head would be wrong")
-    target = _argument_on(line, "target", "labels", position=1)
+    target = argument_on(line, "target", "labels", position=1)
     held = f"`{target}`" if target else "the loss's target"
     return (f"{lead}{held} holds whole class ids as {dtype}; the classification loss takes "
             "int64: build them as int64 where the script makes them floats "
             "(dtype=torch.long instead of a float dtype, .long() instead of .float())"
             + (f", or pass `{target}.long()` to the loss" if target else "")
             + "; a regression head would be wrong")
-
-
-def _argument_on(text: str, *keywords: str, position: int = -1, method: str = "") -> str:
-    """The source of a call's argument on a source line: the first of ``keywords`` given,
-    else the positional argument at ``position`` of a call with exactly that many plus one
-    (a loss's ``(input, target)``); with ``method``, only a call of ``X.method(...)``
-    counts (``trainer.predict(split)``); "" when the line holds none."""
-    import ast
-
-    try:
-        tree = ast.parse(text.strip())
-    except SyntaxError:
-        return ""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and (not method or isinstance(
-                node.func, ast.Attribute) and node.func.attr == method):
-            given = {k.arg: k.value for k in node.keywords if k.arg}
-            found = next((given[k] for k in keywords if k in given), None)
-            if found is None and position >= 0 and len(node.args) == position + 1:
-                found = node.args[position]
-            if found is not None:
-                return ast.unparse(found)
-    return ""
 
 
 def _is_batch_message(failure: Failure) -> bool:
