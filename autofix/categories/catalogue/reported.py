@@ -5,7 +5,185 @@ it, the others report the advice and say why no edit is safe (``no_recipe``)."""
 
 from __future__ import annotations
 
+from autofix.categories.failure import (
+    Failure,
+    Value,
+    is_float,
+    is_integer,
+    kind,
+    shape,
+    type_name,
+    user_values,
+    user_values_of_kind,
+)
 from autofix.categories.model import Category
+from autofix.categories.script_terms import argument_on, attribute_owner, subscript_keys
+
+
+def _lead(failure: Failure) -> str:
+    where = failure.where()
+    return f"{where}: " if where else ""
+
+
+def _label_like(failure: Failure, batch: int | None) -> list[str]:
+    """The user's locals that hold class ids for a batch of ``batch`` rows: 1-D integer
+    tensors of that length and ``name["key"]`` for such a tensor held in a mapping (a
+    batch dict); without any, ``torch.tensor(...)`` of such a list of ints."""
+    def ids(value: Value) -> bool:
+        return kind(value) == "tensor" and is_integer(value) and batch is not None \
+            and shape(value) == (batch,)
+
+    def int_list(value: Value) -> bool:
+        items = value.get("items") or ()
+        return kind(value) in ("list", "tuple") and value.get("len") == batch and \
+            bool(items) and all(i.get("type") == "int" for i in items)
+
+    names = [name for name, value in user_values_of_kind(failure, "tensor") if ids(value)]
+    lists = []
+    for frame in failure.user_frames():
+        for name, value in frame.values.items():
+            if kind(value) == "mapping" and not type_name(value).startswith("transformers."):
+                held = [(k, v) for k, v in value.get("values", {}).items()
+                        if isinstance(v, dict)]
+                names += [f"{name}[{k!r}]" for k, v in held if ids(v)]
+                lists += [f"torch.tensor({name}[{k!r}])" for k, v in held if int_list(v)]
+            elif int_list(value):
+                lists.append(f"torch.tensor({name})")
+    return list(dict.fromkeys(names or lists))
+
+
+def _loss_none_advice(failure: Failure) -> str:
+    """The model call that made the output read for ``.loss`` got no ``labels``: the
+    output's variable from the failing line, what it holds (the probe's summary of the
+    ``ModelOutput``), the model's class, and the user's locals that hold the batch's class
+    ids (1-D int64 as long as the logits' batch); "" when the output is not known."""
+    line = failure.user_line[2] if failure.user_line else ""
+    owner = attribute_owner(line, "loss")
+    outputs = user_values(failure, owner) if owner.isidentifier() else []
+    if not outputs or kind(outputs[0]) != "mapping":
+        return ""
+    keys = list(outputs[0].get("keys", ()))
+    models = [(n, v) for n, v in user_values_of_kind(failure, "model")]
+    model = f"`{models[0][0]}` ({type_name(models[0][1]).rsplit('.', 1)[-1]})" if models \
+        else "the model"
+    if "last_hidden_state" in keys:
+        return (f"{_lead(failure)}`{owner}` holds hidden states only ({', '.join(keys)}): "
+                f"{model} has no task head, so no labels give a loss; load the task class "
+                "(…ForSequenceClassification with num_labels, …ForTokenClassification) "
+                "or compute the loss from the hidden states yourself")
+    logits = outputs[0].get("values", {}).get("logits")
+    dims = shape(logits) if isinstance(logits, dict) else None
+    labels = _label_like(failure, dims[0] if dims else None)
+    given = f"labels={labels[0]}" if len(labels) == 1 else "labels=<the batch's class ids>"
+    held = f" (`{labels[0]}` holds them)" if len(labels) == 1 else \
+        (f" (one of {', '.join(f'`{n}`' for n in labels)})" if labels else "")
+    return (f"{_lead(failure)}`{owner}` has no loss, only {', '.join(keys) or 'no fields'}: "
+            f"{model} computes the loss only from a `labels` argument, and the call that "
+            f"made `{owner}` passed none. Pass {given} to that call{held}")
+
+
+def _text_columns(keys: tuple[tuple[str, str], ...], columns: list[str]) -> list[str]:
+    named = [key for _, key in keys if key in columns]
+    return list(dict.fromkeys(named))
+
+
+def _missing_text_advice(failure: Failure) -> str:
+    """Rows without text, dropped in the script's own data: the pandas DataFrame or the
+    ``datasets`` split the failing line's columns come from (the largest of the user's
+    that has them), with those columns (``chunk["premise"]`` on the line gives
+    ``premise``); "" when no such table is in the user's frames."""
+    line = failure.user_line[2] if failure.user_line else ""
+    keys = subscript_keys(line)
+    frames = sorted(user_values_of_kind(failure, "dataframe"),
+                    key=lambda item: -int(item[1].get("num_rows") or 0))
+    for name, value in frames:
+        columns = _text_columns(keys, list(value.get("columns", ())))
+        if columns:
+            return (f"{_lead(failure)}some rows of `{name}` have no text (NaN) in "
+                    f"{', '.join(repr(c) for c in columns)}: drop them before tokenizing, "
+                    f"{name} = {name}.dropna(subset={columns!r})")
+    tables: list[tuple[str, Value]] = sorted(
+        user_values_of_kind(failure, "dataset"),
+        key=lambda item: -int(item[1].get("num_rows") or 0))
+    for name, value in tables:
+        strings = [c for c, f in value.get("features", {}).items() if "string" in str(f)]
+        columns = _text_columns(keys, list(value.get("columns", ()))) or strings
+        if columns:
+            test = " and ".join(f"ex[{c!r}] is not None" for c in columns)
+            return (f"{_lead(failure)}some rows of `{name}` have no text (None) in "
+                    f"{', '.join(repr(c) for c in columns)}: drop them before tokenizing, "
+                    f"{name} = {name}.filter(lambda ex: {test})")
+    for name, value in user_values_of_kind(failure, "datasetdict"):
+        splits = value.get("splits", {})
+        columns = list(dict.fromkeys(c for cols in splits.values() for c in cols))
+        named = _text_columns(keys, columns)
+        if named:
+            test = " and ".join(f"ex[{c!r}] is not None" for c in named)
+            return (f"{_lead(failure)}some rows of `{name}` have no text (None) in "
+                    f"{', '.join(repr(c) for c in named)}: drop them before tokenizing, "
+                    f"{name} = {name}.filter(lambda ex: {test})")
+    return ""
+
+
+def _positions_advice(failure: Failure) -> str:
+    """The user's model's ``max_position_embeddings`` against the user's tokenizer's
+    ``model_max_length`` (what ``truncation=True`` cuts to), each by its variable: pass
+    the model's length as ``max_length`` where that tokenizer is called; "" when the
+    user's frames hold no model with a position limit."""
+    models = [(n, v) for n, v in user_values_of_kind(failure, "model")
+              if isinstance(v.get("max_position_embeddings"), int)]
+    if not models:
+        return ""
+    model, summary = models[0]
+    limit = int(summary["max_position_embeddings"])
+    tokenizers = user_values_of_kind(failure, "tokenizer")
+    if not tokenizers:
+        return (f"{_lead(failure)}`{model}` has {limit} positions and longer sequences "
+                f"reach it: truncate the inputs to {limit} tokens before the model")
+    tok, facts = tokenizers[0]
+    cut = facts.get("model_max_length")
+    cuts = f"truncates to {cut} tokens (its model_max_length)" if isinstance(cut, int) \
+        else "has no model_max_length, so truncation=True alone does not cut"
+    return (f"{_lead(failure)}`{tok}` {cuts} and `{model}` has {limit} positions: pass "
+            f"max_length={limit} (with truncation=True) where `{tok}(...)` encodes the "
+            f"text, or set {tok}.model_max_length = {limit}; never pad beyond it")
+
+
+def _float_ids_from_data(failure: Failure) -> str:
+    """Float ids made by the data a trainer batches: the ``data_collator`` named on the
+    failing line (the user's own collator), else the user's dataset whose ``input_ids``
+    feature is a float; "" when neither is seen."""
+    line = failure.user_line[2] if failure.user_line else ""
+    collator = argument_on(line, "data_collator")
+    if collator and collator.isidentifier():
+        return (f"{_lead(failure)}the batches of `{collator}` (the data_collator) hold "
+                "input_ids as floats; the embedding looks ids up as int64: build them "
+                f"in `{collator}` with dtype=torch.long (or call .long() on them)")
+    for name, value in user_values_of_kind(failure, "dataset"):
+        feature = str(value.get("features", {}).get("input_ids", ""))
+        if "float" in feature:
+            return (f"{_lead(failure)}the input_ids column of `{name}` holds floats "
+                    f"({feature}); the embedding looks ids up as int64: cast it, {name} = "
+                    f"{name}.cast_column(\"input_ids\", List(Value(\"int64\"))) (from "
+                    "datasets import List, Value)")
+    return ""
+
+
+def _float_ids_advice(failure: Failure) -> str:
+    """The user's float tensor of whole token ids that reached the embedding, by name
+    and dtype, made int64 where the script builds it; "" when no user local holds one
+    (ids built inside a collator: the hint stands)."""
+    floats = [(name, value) for name, value in user_values_of_kind(failure, "tensor")
+              if is_float(value) and value.get("integral")]
+    if not floats:
+        return _float_ids_from_data(failure)
+    name, value = floats[0]
+    dtype = str(value.get("dtype", "float")).removeprefix("torch.")
+    dims = "x".join(str(d) for d in shape(value) or ())
+    return (f"{_lead(failure)}`{name}` holds token ids as {dtype} ({dims}); the embedding "
+            f"looks ids up as int64: build `{name}` as int64 where the script makes it "
+            "(dtype=torch.long where it is built from a list), or pass "
+            f"`{name}.long()` to the model")
 
 #: The reported faults (``sample_scripts/corpus/``,
 #: ``manifest.toml`` there names each report). Messages measured on transformers 5.24 /
@@ -66,6 +244,7 @@ REPORTED: tuple[Category, ...] = (
             r"non-singleton dimension 1",
         ),
         examples=("v5-no-model-max-length.txt", "v5-max-length.txt"),
+        advise=_positions_advice,
         hint="truncate to the model's max_position_embeddings: a tokenizer loaded without "
              "model_max_length does not truncate with truncation=True alone; pass "
              "max_length=model.config.max_position_embeddings (or set "
@@ -100,11 +279,11 @@ REPORTED: tuple[Category, ...] = (
     ),
     Category(
         id="loss-is-none",
-        no_recipe="the labels may be passed several ways: autofix advises",
         title="the model returned no loss in a hand-written loop (labels not passed as "
               "`labels`)",
         patterns=(r"'NoneType' object has no attribute 'backward'",),
         examples=("v5.txt",),
+        advise=_loss_none_advice,
         hint="Hugging Face models compute the loss only from a `labels` argument: rename "
              "the dataset column (ds = ds.rename_column(\"label\", \"labels\")) or pass "
              "labels=... to the model",
@@ -136,6 +315,7 @@ REPORTED: tuple[Category, ...] = (
         patterns=(r"TextEncodeInput must be Union\[TextInputSequence",
                   r"TextInputSequence must be str"),
         examples=("v5.txt",),
+        advise=_missing_text_advice,
         hint="some rows have no text (null/NaN in the file): drop them before tokenizing, "
              "ds = ds.filter(lambda ex: ex[\"text\"] is not None) for each text column",
     ),
@@ -146,6 +326,7 @@ REPORTED: tuple[Category, ...] = (
         patterns=(r"Expected tensor for argument #1 'indices' to have one of the following "
                   r"scalar types: Long, Int",),
         examples=("v5.txt",),
+        advise=_float_ids_advice,
         hint="torch.Tensor(...) makes float32; build id tensors with torch.tensor(ids) "
              "(int64) or call .long() on them",
     ),

@@ -355,9 +355,15 @@ def _module(value: Any) -> dict[str, Any]:
 
 def _tokenizer(value: Any) -> dict[str, Any]:
     """A Hugging Face tokenizer: its base vocabulary (``vocab_size``) and its length with
-    the tokens added to it (``len``: the ids it can produce are ``0 .. len - 1``)."""
-    return {"kind": "tokenizer", "type": _type_name(value),
-            "vocab_size": int(value.vocab_size), "len": int(len(value))}
+    the tokens added to it (``len``: the ids it can produce are ``0 .. len - 1``) and the
+    length ``truncation=True`` cuts to (``model_max_length``; ``None`` when unset, which
+    transformers stores as a huge number)."""
+    out = {"kind": "tokenizer", "type": _type_name(value),
+           "vocab_size": int(value.vocab_size), "len": int(len(value))}
+    limit = getattr(value, "model_max_length", None)
+    if isinstance(limit, int):
+        out["model_max_length"] = limit if limit < 10**9 else None
+    return out
 
 
 def _parser(value: Any) -> dict[str, Any]:
