@@ -8,16 +8,22 @@ dataset given to ``Trainer``: no ``label``/``labels`` column and exactly one int
 that is neither a model input nor a row id and whose values are class ids of the head
 (0 .. num_labels - 1, measured over the split), so the renamed column is the labels the
 head was built for. Fix: ``ds = ds.rename_column(name,
-"labels")`` after the last assignment of each dataset given to ``Trainer`` that holds it.
+"labels")`` after the last assignment of each dataset given to ``Trainer`` that holds it;
+where the script's own ``rename_column`` gave the class ids that name, that rename names
+them ``labels`` instead.
 """
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 import libcst.matchers as m
+from libcst.metadata import PositionProvider
 
 from autofix.categories.catalogue.data import label_candidates
 from autofix.toolkit import Example, NotApplicable, Recipe, find, insert, keyword
+from autofix.toolkit.edits import argument
 from autofix.toolkit.facts import example_failure, failure_of
 from autofix.types import DatasetFacts, ExceptionInfo, TrainerFacts
 
@@ -53,6 +59,17 @@ class RenameLabelColumn(Recipe):
             after="from transformers import Trainer\n"
                   "train = raw['train'].map(encode, batched=True)\n"
                   'train = train.rename_column("category", "labels")\n'
+                  "trainer = Trainer(model=model, args=args, train_dataset=train)\n",
+            failure=_failure(), trainers=_TRAINERS,
+        ),
+        Example(  # the script's own rename named the class ids: it names them labels
+            before="from transformers import Trainer\n"
+                   "train = raw['train'].rename_column('label', 'category')\n"
+                   "train = train.rename_column('premise', 'text')\n"
+                   "trainer = Trainer(model=model, args=args, train_dataset=train)\n",
+            after="from transformers import Trainer\n"
+                  "train = raw['train'].rename_column('label', 'labels')\n"
+                  "train = train.rename_column('premise', 'text')\n"
                   "trainer = Trainer(model=model, args=args, train_dataset=train)\n",
             failure=_failure(), trainers=_TRAINERS,
         ),
@@ -95,10 +112,21 @@ class RenameLabelColumn(Recipe):
 
     def _rename(self, tree: cst.Module, use: cst.Name, column: str) -> cst.Module:
         name = use.value
-        renamed = m.Call(func=m.Attribute(value=m.Name(name), attr=m.Name("rename_column")))
-        if any(m.findall(s, renamed) for s in insert.assignment_statements(self, use, name)):
-            self.reason = f"{name} has a column renamed already"
-            return tree
+        renamed = m.Call(func=m.Attribute(attr=m.Name("rename_column")))
+        statements = insert.assignment_statements(self, use, name)
+        for statement in reversed(statements):
+            for call in m.findall(statement, renamed):
+                assert isinstance(call, cst.Call)
+                source = argument(call, "original_column_name", 0)
+                if isinstance(source, cst.SimpleString) and source.evaluated_value == column:
+                    self.reason = f"{name} has {column!r} renamed already"
+                    return tree
+                target = argument(call, "new_column_name", 1)
+                if isinstance(target, cst.SimpleString) and target.evaluated_value == "labels":
+                    self.reason = f"{name} has a column renamed to 'labels' already"
+                    return tree
+                if isinstance(target, cst.SimpleString) and target.evaluated_value == column:
+                    return self._retarget(tree, target, column)
         text = f'{name} = {name}.rename_column("{column}", "labels")'
         try:
             new, line = insert.insert_after_last_assignment(
@@ -109,3 +137,14 @@ class RenameLabelColumn(Recipe):
         self.first_line = self.first_line or line
         self.edits.append(f"{text}: the class ids under the name the model's loss reads")
         return new
+
+    def _retarget(self, tree: cst.Module, target: cst.SimpleString, column: str) -> cst.Module:
+        """The script's own rename names the class ids ``column``: it names them
+        ``labels`` instead (the value the fix must change, at its source)."""
+        quote = target.value[-1]
+        self.first_line = self.first_line or \
+            self.get_metadata(PositionProvider, target).start.line
+        self.edits.append(f"rename_column(..., {column!r}) now names the class ids "
+                          "\"labels\", the name the model's loss reads")
+        return cast(cst.Module, tree.deep_replace(
+            target, target.with_changes(value=f"{quote}labels{quote}")))
