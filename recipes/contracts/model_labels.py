@@ -10,15 +10,15 @@ Fix: the model call that made that output (the output variable's assignment seen
 the failing line) gets ``labels=``: the batch's own label column when the batch the call
 reads (given as ``**batch``, or indexed: ``batch["input_ids"]``) holds one
 (``batch["label"]``), else a local of the frame named like labels
-(``labels``, ``label``, ``targets``, ``y``) whose facts show one integer per row of the
-logits: as it is when it is a tensor, through ``torch.tensor(...)`` when it is a list or
-tuple of ints.
+(``labels``, ``label``, ``targets``, ``y``) whose facts show integer ids shaped like the
+logits less their class axis: as it is when it is a tensor, through
+``torch.tensor(...)`` when it is a list or tuple of ints.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import libcst as cst
 import libcst.matchers as m
@@ -71,7 +71,7 @@ class ModelLabels(PlannedEdits):
     subject_from_change = True
     nothing_to_do = "no model call made the output without a loss"
 
-    examples = (
+    examples: ClassVar[tuple[Example, ...]] = (
         Example(  # labels kept as a tuple of ints: a tensor made of them
             before=_LOOP + "    outputs = model(**batch)\n    loss = outputs[0]\n"
                            "    loss.backward()\n",
@@ -131,11 +131,15 @@ class ModelLabels(PlannedEdits):
         model = made[0]
         if any(a.keyword is not None and a.keyword.value == "labels" for a in model.args):
             raise NotApplicable(f"{code(model.func)}(...) is given labels already")
-        rows = (shape(backward_tensor(failure)) or (0,))[0]
-        labels = self._labels(failure, model, rows)
+        labels = self._labels(failure, model, self.label_shape(failure, name))
         self.plan_edit(model, append_kw("labels", labels),
                        f"labels={code(labels)} passed to {code(model.func)}(...), so its "
                        f"first output is the loss, not the logits")
+
+    def label_shape(self, failure: Failure, output: str) -> tuple[int, ...]:
+        """The shape of the labels the call needs: the logits' less their class axis, the
+        logits being the tensor ``backward()`` got as the loss (``()``: not known)."""
+        return (shape(backward_tensor(failure)) or (0,))[:-1]
 
     def _loss_slot(self, receiver: cst.BaseExpression, name: str) -> bool:
         """``receiver`` is ``name[0]``, ``name.loss``, ``name["loss"]``, or a local
@@ -155,7 +159,8 @@ class ModelLabels(PlannedEdits):
         text = first.value if isinstance(first, cst.SimpleString) else '"'
         return "'" if text.lstrip("rbuRBU")[:1] == "'" else '"'
 
-    def _labels(self, failure: Failure, model: cst.Call, rows: int) -> cst.BaseExpression:
+    def _labels(self, failure: Failure, model: cst.Call, dims: tuple[int, ...]
+                ) -> cst.BaseExpression:
         batches = [a.value.value for a in model.args
                    if a.star == "**" and isinstance(a.value, cst.Name)]
         batches += [n.value.value for n in m.findall(model, m.Subscript(value=m.Name()))
@@ -169,12 +174,14 @@ class ModelLabels(PlannedEdits):
             fact = user_fact(failure, name)
             if fact is None or not self.program.resolves(name, model):
                 continue
-            if fact.get("kind") == "tensor" and is_integer(fact) and \
-                    (shape(fact) or (0,))[0] == rows:
+            if fact.get("kind") == "tensor" and is_integer(fact) and dims and \
+                    shape(fact) == dims:
                 return cst.Name(name)
             items = fact.get("items") or ()
-            if fact.get("kind") in ("tuple", "list") and fact.get("len") == rows and items \
+            if fact.get("kind") in ("tuple", "list") and len(dims) == 1 \
+                    and fact.get("len") == dims[0] and items \
                     and all(i.get("type") == "int" for i in items) \
                     and self.program.resolves("torch", model):
                 return cst.parse_expression(f"torch.tensor({name})")
-        raise NotApplicable(f"no local holds {rows} labels for {code(model.func)}(...)")
+        raise NotApplicable(f"no local holds labels of shape {list(dims)} for "
+                            f"{code(model.func)}(...)")
