@@ -87,6 +87,8 @@ def session_json(result: SessionResult, merge: MergeAdvice | None = None) -> dic
         "branch": result.branch if (result.fixes or result.earlier_fixes)
         and not result.dry_run else None,
         "reason": result.reason,
+        "hint": result.last_diagnosis.hint if result.last_diagnosis is not None
+        and result.status is Status.GAVE_UP else "",
         "interrupted": result.interrupted,
         "dry_run": result.dry_run,
         "skipped": list(result.skipped),
