@@ -3,7 +3,8 @@
 Cross-entropy takes class ids as int64 (``expected target dtype to be Long or Byte, but
 got Float``, torch 2.13, measured); the facts at the loss show whole numbers in
 ``[0, num_classes)`` stored as floats. In a hand-written loop the float comes from one
-token of the script: ``torch.tensor(labels, dtype=torch.float)``, ``torch.FloatTensor(y)``,
+token of the script: ``torch.tensor(labels, dtype=torch.float)``, ``torch.FloatTensor(y)``
+(``torch.Tensor(y)`` is float32 too),
 ``y.float()``, ``y.to(torch.float32)``. The recipe follows the loss's target at the failing
 line back through the script, by position, to that token, and makes it int64 there:
 
@@ -24,6 +25,8 @@ line back through the script, by position, to that token, and makes it int64 the
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import PositionProvider
@@ -36,7 +39,7 @@ _LOSSES = (r"torch\.nn\.(modules\.loss\.)?(CrossEntropyLoss|NLLLoss)",
            r"torch\.nn\.functional\.(cross_entropy|nll_loss)")
 _FLOAT_DTYPES = r"torch\.(float|float32|float64|double|half|float16|bfloat16)"
 _MAKERS = r"torch\.(tensor|as_tensor)"
-_FLOAT_TENSORS = r"torch\.(FloatTensor|DoubleTensor|HalfTensor)"
+_FLOAT_TENSORS = r"torch\.(Tensor|FloatTensor|DoubleTensor|HalfTensor)"
 _PASS_THROUGH = ("to", "cuda", "cpu", "squeeze", "view", "reshape", "flatten", "detach")
 #: How many links the trace follows before it gives up (a cycle, an odd program).
 _DEPTH = 12
@@ -73,7 +76,7 @@ class ClassIdsLong(Recipe):
                      "tensor the script builds (dtype=torch.float, FloatTensor, .float())")
     restores = ("class-ids-as-floats",)
 
-    examples = (
+    examples: ClassVar[tuple[Example, ...]] = (
         Example(before=_LOOP, after=_LOOP.replace("dtype=torch.float)", "dtype=torch.long)"),
                 line=8, failure=_float_failure()),
         Example(

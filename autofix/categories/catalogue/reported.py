@@ -20,11 +20,6 @@ from autofix.categories.model import Category
 from autofix.categories.script_terms import argument_on, attribute_owner, subscript_keys
 
 
-def _lead(failure: Failure) -> str:
-    where = failure.where()
-    return f"{where}: " if where else ""
-
-
 def _label_like(failure: Failure, batch: int | None) -> list[str]:
     """The user's locals that hold class ids for a batch of ``batch`` rows: 1-D integer
     tensors of that length and ``name["key"]`` for such a tensor held in a mapping (a
@@ -67,7 +62,7 @@ def _loss_none_advice(failure: Failure) -> str:
     model = f"`{models[0][0]}` ({type_name(models[0][1]).rsplit('.', 1)[-1]})" if models \
         else "the model"
     if "last_hidden_state" in keys:
-        return (f"{_lead(failure)}`{owner}` holds hidden states only ({', '.join(keys)}): "
+        return (f"{failure.lead()}`{owner}` holds hidden states only ({', '.join(keys)}): "
                 f"{model} has no task head, so no labels give a loss; load the task class "
                 "(…ForSequenceClassification with num_labels, …ForTokenClassification) "
                 "or compute the loss from the hidden states yourself")
@@ -77,7 +72,7 @@ def _loss_none_advice(failure: Failure) -> str:
     given = f"labels={labels[0]}" if len(labels) == 1 else "labels=<the batch's class ids>"
     held = f" (`{labels[0]}` holds them)" if len(labels) == 1 else \
         (f" (one of {', '.join(f'`{n}`' for n in labels)})" if labels else "")
-    return (f"{_lead(failure)}`{owner}` has no loss, only {', '.join(keys) or 'no fields'}: "
+    return (f"{failure.lead()}`{owner}` has no loss, only {', '.join(keys) or 'no fields'}: "
             f"{model} computes the loss only from a `labels` argument, and the call that "
             f"made `{owner}` passed none. Pass {given} to that call{held}")
 
@@ -99,7 +94,7 @@ def _missing_text_advice(failure: Failure) -> str:
     for name, value in frames:
         columns = _text_columns(keys, list(value.get("columns", ())))
         if columns:
-            return (f"{_lead(failure)}some rows of `{name}` have no text (NaN) in "
+            return (f"{failure.lead()}some rows of `{name}` have no text (NaN) in "
                     f"{', '.join(repr(c) for c in columns)}: drop them before tokenizing, "
                     f"{name} = {name}.dropna(subset={columns!r})")
     tables: list[tuple[str, Value]] = sorted(
@@ -110,7 +105,7 @@ def _missing_text_advice(failure: Failure) -> str:
         columns = _text_columns(keys, list(value.get("columns", ()))) or strings
         if columns:
             test = " and ".join(f"ex[{c!r}] is not None" for c in columns)
-            return (f"{_lead(failure)}some rows of `{name}` have no text (None) in "
+            return (f"{failure.lead()}some rows of `{name}` have no text (None) in "
                     f"{', '.join(repr(c) for c in columns)}: drop them before tokenizing, "
                     f"{name} = {name}.filter(lambda ex: {test})")
     for name, value in user_values_of_kind(failure, "datasetdict"):
@@ -119,7 +114,7 @@ def _missing_text_advice(failure: Failure) -> str:
         named = _text_columns(keys, columns)
         if named:
             test = " and ".join(f"ex[{c!r}] is not None" for c in named)
-            return (f"{_lead(failure)}some rows of `{name}` have no text (None) in "
+            return (f"{failure.lead()}some rows of `{name}` have no text (None) in "
                     f"{', '.join(repr(c) for c in named)}: drop them before tokenizing, "
                     f"{name} = {name}.filter(lambda ex: {test})")
     return ""
@@ -138,13 +133,13 @@ def _positions_advice(failure: Failure) -> str:
     limit = int(summary["max_position_embeddings"])
     tokenizers = user_values_of_kind(failure, "tokenizer")
     if not tokenizers:
-        return (f"{_lead(failure)}`{model}` has {limit} positions and longer sequences "
+        return (f"{failure.lead()}`{model}` has {limit} positions and longer sequences "
                 f"reach it: truncate the inputs to {limit} tokens before the model")
     tok, facts = tokenizers[0]
     cut = facts.get("model_max_length")
     cuts = f"truncates to {cut} tokens (its model_max_length)" if isinstance(cut, int) \
         else "has no model_max_length, so truncation=True alone does not cut"
-    return (f"{_lead(failure)}`{tok}` {cuts} and `{model}` has {limit} positions: pass "
+    return (f"{failure.lead()}`{tok}` {cuts} and `{model}` has {limit} positions: pass "
             f"max_length={limit} (with truncation=True) where `{tok}(...)` encodes the "
             f"text, or set {tok}.model_max_length = {limit}; never pad beyond it")
 
@@ -156,13 +151,13 @@ def _float_ids_from_data(failure: Failure) -> str:
     line = failure.user_line[2] if failure.user_line else ""
     collator = argument_on(line, "data_collator")
     if collator and collator.isidentifier():
-        return (f"{_lead(failure)}the batches of `{collator}` (the data_collator) hold "
+        return (f"{failure.lead()}the batches of `{collator}` (the data_collator) hold "
                 "input_ids as floats; the embedding looks ids up as int64: build them "
                 f"in `{collator}` with dtype=torch.long (or call .long() on them)")
     for name, value in user_values_of_kind(failure, "dataset"):
         feature = str(value.get("features", {}).get("input_ids", ""))
         if "float" in feature:
-            return (f"{_lead(failure)}the input_ids column of `{name}` holds floats "
+            return (f"{failure.lead()}the input_ids column of `{name}` holds floats "
                     f"({feature}); the embedding looks ids up as int64: cast it, {name} = "
                     f"{name}.cast_column(\"input_ids\", List(Value(\"int64\"))) (from "
                     "datasets import List, Value)")
@@ -180,7 +175,7 @@ def _float_ids_advice(failure: Failure) -> str:
     name, value = floats[0]
     dtype = str(value.get("dtype", "float")).removeprefix("torch.")
     dims = "x".join(str(d) for d in shape(value) or ())
-    return (f"{_lead(failure)}`{name}` holds token ids as {dtype} ({dims}); the embedding "
+    return (f"{failure.lead()}`{name}` holds token ids as {dtype} ({dims}); the embedding "
             f"looks ids up as int64: build `{name}` as int64 where the script makes it "
             "(dtype=torch.long where it is built from a list), or pass "
             f"`{name}.long()` to the model")
@@ -321,7 +316,6 @@ REPORTED: tuple[Category, ...] = (
     ),
     Category(
         id="float-token-ids",
-        no_recipe="no recipe rebuilds the id tensors yet",
         title="token ids in a float tensor reach the embedding lookup",
         patterns=(r"Expected tensor for argument #1 'indices' to have one of the following "
                   r"scalar types: Long, Int",),
