@@ -37,9 +37,9 @@ from autofix.loop.verdicts import (
     FINDING,
     chance_of,
     fault_diagnosis,
-    findings_of,
     healthy_evidence,
     judge,
+    run_findings,
 )
 from autofix.paths import relative_paths
 from autofix.run.child.contract import Env
@@ -570,7 +570,7 @@ class _Session:
                 found = category.trial(run)
                 if found is not None and found.category not in tried:
                     return found
-        for finding in [*run.probe.findings, *findings_of(run)]:  # a finding with a recipe
+        for finding in run_findings(run):  # a finding with a recipe
             if finding.kind not in tried and self.recipes(finding.kind):
                 return Diagnosis(category=finding.kind, evidence=finding.evidence,
                                  via=FINDING)
@@ -580,7 +580,7 @@ class _Session:
         """End the session on ``run``, which trained without a fault: ``fixed`` when fixes
         are on the branch, else ``clean``; the run's findings (learning-slowly...) are
         reported; ``note`` says what else happened (a trial dropped)."""
-        self.result.findings = [*run.probe.findings, *findings_of(run)]
+        self.result.findings = run_findings(run)
         self.result.trained = bool(run.probe.steps)
         fixes = plural(len(self.result.fixes), "fix")
         if self.result.fixes and self.result.trained:

@@ -189,12 +189,20 @@ def finding_failure(run: RunResult, kind: str) -> str:
     """Why the healthy ``run`` after a finding's fix does not prove it ("" when it does):
     the finding ``kind`` is still among the run's findings, or the run took no optimizer
     step (nothing shows the script still trains)."""
-    left = next((f for f in [*run.probe.findings, *findings_of(run)] if f.kind == kind), None)
+    left = next((f for f in run_findings(run) if f.kind == kind), None)
     if left is not None:
         return f"{kind} is still found after it ({left.evidence})"
     if not run.probe.steps:
         return "the run after it took no optimizer step"
     return ""
+
+
+def run_findings(run: RunResult) -> list[Finding]:
+    """Every finding of ``run``: those the probe and the source reported
+    (``run.probe.findings``: a shuffled evaluation loader, statistics fitted before the
+    split), then :func:`findings_of` the run's facts; the one list the engine proposes
+    fixes from, proves them against and reports."""
+    return [*run.probe.findings, *findings_of(run)]
 
 
 def findings_of(run: RunResult) -> list[Finding]:
