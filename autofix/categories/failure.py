@@ -94,6 +94,12 @@ class Failure:
         name, line, text = self.user_line
         return f"{name}, line {line}" + (f": `{text.strip()}`" if text.strip() else "")
 
+    def lead(self) -> str:
+        """:meth:`where` as the opening of an advice (``"train.py, line 15: `...`: "``),
+        "" when unknown."""
+        where = self.where()
+        return f"{where}: " if where else ""
+
     def user_frames(self) -> list[FrameFacts]:
         """The described frames in the user's own files, innermost first."""
         return [f for f in self.frame_facts() if f.user]
@@ -293,6 +299,20 @@ def user_values_of_kind(failure: Failure, kind: str) -> list[tuple[str, Value]]:
     ``array``, ...) in the user's frames, innermost frame first."""
     return [(name, value) for frame in failure.user_frames()
             for name, value in frame.values.items() if value.get("kind") == kind]
+
+
+def dataset_with_column(failure: Failure, column: str) -> str:
+    """The name of the user's ``datasets`` split (or ``DatasetDict``) that has ``column``,
+    the one with most rows first; "" when no user frame holds one."""
+    splits = sorted(user_values_of_kind(failure, "dataset"),
+                    key=lambda item: -int(item[1].get("num_rows") or 0))
+    for name, value in splits:
+        if column in (value.get("columns") or ()):
+            return name
+    for name, value in user_values_of_kind(failure, "datasetdict"):
+        if any(column in cols for cols in (value.get("splits") or {}).values()):
+            return name
+    return ""
 
 
 def is_one_hot(value: Value | None) -> bool:

@@ -16,10 +16,13 @@ otherwise.
 
 from __future__ import annotations
 
+import re
+
 from autofix.categories.catalogue.course import label_count_advice
 from autofix.categories.failure import (
     Failure,
     Value,
+    dataset_with_column,
     failure_of,
     head_at_failure,
     is_float,
@@ -140,8 +143,11 @@ def _placeholder_advice(probe: ProbeReport) -> str:
         return (f"{rows}: the evaluation split has no gold labels (a placeholder). Evaluate "
                 "on a labelled split (e.g. a train_test_split of the training data) and keep "
                 "the unlabelled split for trainer.predict without its label column")
+    data = dataset_with_column(failure, "label")
+    drop = f"{data} = {data}.filter(lambda ex: ex[\"label\"] >= 0)" if data else \
+        "keep the rows whose label is 0 or more"
     return (f"{rows}: rows without a gold label (a placeholder) reach training. Drop them "
-            "before training, e.g. ds = ds.filter(lambda ex: ex[\"label\"] >= 0)")
+            f"before training, {drop}")
 
 
 def _multi_label_width(failure: Failure) -> bool | None:
@@ -214,18 +220,19 @@ def _class_ids_advice(failure: Failure) -> str:
         return ""
     dtype = str(at.target.get("dtype", "float")).removeprefix("torch.")
     line = failure.user_line[2] if failure.user_line else ""
-    where = failure.where()
-    lead = f"{where}: " if where else ""
+    lead = failure.lead()
     columns = [d.label_column for t in failure.probe.trainers for d in t.datasets
                if d.role == "train" and d.label_column] + \
         [d.label_column for d in failure.probe.datasets if d.label_column]
     if columns:
         column = columns[0]
-        data = argument_on(line, "train_dataset") or "ds"
+        data = argument_on(line, "train_dataset") or dataset_with_column(failure, column)
+        cast = f"{data} = {data}.cast_column({column!r}, Value(\"int64\"))" if data else \
+            f"cast_column({column!r}, Value(\"int64\")) on the dataset given for training"
         return (f"{lead}the loss gets whole class ids as {dtype} from the datasets column "
                 f"{column!r}; the classification loss takes int64: cast the column before "
-                f"training, {data} = {data}.cast_column({column!r}, Value(\"int64\")) "
-                "(from datasets import Value); a regression head would be wrong")
+                f"training, {cast} (from datasets import Value); a regression head would "
+                "be wrong")
     target = argument_on(line, "target", "labels", position=1)
     held = f"`{target}`" if target else "the loss's target"
     return (f"{lead}{held} holds whole class ids as {dtype}; the classification loss takes "
@@ -236,8 +243,6 @@ def _class_ids_advice(failure: Failure) -> str:
 
 
 def _is_batch_message(failure: Failure) -> bool:
-    import re
-
     return bool(re.search(BATCH_MISMATCH, _messages(failure)))
 
 
@@ -343,7 +348,6 @@ def _categorical_on_ids(failure: Failure) -> bool | None:
 
 
 def _shapes_in(message: str) -> list[tuple[int, int]]:
-    import re
 
     found = re.search(r"Shapes \((\d+), (\d+)\) and \((\d+), (\d+)\) are incompatible", message)
     if not found:
@@ -403,6 +407,28 @@ def _ragged_label_lists(failure: Failure) -> bool | None:
                             "Sequence(Value('int")):
             return True
     return None
+
+
+def _multi_label_ids_advice(failure: Failure) -> str:
+    """The user's split whose column holds lists of class ids (an integer list feature
+    that is not a model input), made multi-hot in the split's own name with the model's
+    ``num_labels`` when the user's frames hold the model; "" when no such split is seen."""
+    inputs = ("input_ids", "attention_mask", "token_type_ids", "special_tokens_mask")
+    models = [v for _, v in user_values_of_kind(failure, "model")
+              if isinstance(v.get("num_labels"), int)]
+    width = str(models[0]["num_labels"]) if models else "num_labels"
+    for name, value in user_values_of_kind(failure, "dataset"):
+        for column, feature in (value.get("features") or {}).items():
+            text = str(feature)
+            if column in inputs or not re.match(r"(List|Sequence)\(.*Value\('int", text):
+                continue
+            return (f"{failure.lead()}the {column!r} column of `{name}` holds lists of class "
+                    f"ids ({text}); a multi-label head wants one float 0/1 per class: "
+                    f"{name} = {name}.map(lambda ex: {{{column!r}: [float(i in ex[{column!r}]) "
+                    f"for i in range({width})]}}), then cast the column to floats "
+                    f"({name}.cast_column({column!r}, List(Value(\"float32\"))), from "
+                    "datasets import List, Value)")
+    return ""
 
 
 def _misaligned(failure: Failure) -> bool | None:
@@ -577,6 +603,7 @@ LABELS: tuple[Category, ...] = (
         overrides=("ragged-batch", "token-labels-not-padded"),
         raised_in=("collator",),
         examples=("v5.txt",),
+        advise=_multi_label_ids_advice,
         hint="a multi-label head wants one float 0/1 per class: turn each list of label ids "
              "into a multi-hot row, e.g. ds.map(lambda ex: {\"labels\": [float(i in "
              "ex[\"labels\"]) for i in range(num_labels)]}) with the column cast to floats",
