@@ -12,12 +12,14 @@ binds or imports: never ``ds.filter`` for a script whose rows are a pandas DataF
   own ``rename_column``) is fixed at that rename;
 - missing-text-values: pandas rows (``frame.dropna``) and a ``datasets`` split
   (``raw.filter``), with the columns the tokenizer reads on the failing line;
-- float-token-ids: the user's ``ids`` tensor, and the user's ``collate`` given to
-  ``Trainer``;
+- float-token-ids: ``torch.FloatTensor`` in a hand loop is fixed at that token; made in a
+  helper's return, the advice names the user's ``ids`` tensor; made by the user's
+  ``collate`` given to ``Trainer``, that collator;
 - longer-than-positions: the user's tokenizer and model by name, with the model's 16
-  positions.
+  positions;
+- multi-label-ids-not-multi-hot: the user's split, its column and the head's 3 classes.
 
-Cost: nine sessions of a tiny BERT (hidden 32, 2 layers, MiniLM's tokenizer), two at
+Cost: twelve sessions of a tiny BERT (hidden 32, 2 layers, MiniLM's tokenizer), two at
 once, one thread each, ``--max-steps 3``.
 """
 
@@ -162,9 +164,19 @@ def test_missing_text_in_a_datasets_map_is_filtered_from_the_split(
     assert "dropna" not in session.hint and "ex['text']" not in session.hint
 
 
-def test_float_ids_in_a_hand_loop_name_the_scripts_tensor(
+def test_float_ids_in_a_hand_loop_are_made_int64_at_their_token(
         sessions: dict[str, Session]) -> None:
     session = sessions["float_ids_plain.py"]
+    assert session.returncode == 0, session.output[-3000:]
+    assert trailers(session.repo, "fixes", "main") == ["float-token-ids"]
+    fixed = (session.repo.commit("fixes").tree / session.script).data_stream.read().decode()
+    assert 'ids = torch.LongTensor(enc["input_ids"])' in fixed
+    assert "FloatTensor" not in fixed
+
+
+def test_float_ids_from_a_helper_name_the_scripts_tensor(
+        sessions: dict[str, Session]) -> None:
+    session = sessions["float_ids_helper.py"]
     _advised(session, "float-token-ids", "`ids` holds token ids as float32 (16x48)",
              "`ids.long()`")
     assert "torch.Tensor(" not in session.hint
@@ -183,3 +195,13 @@ def test_longer_than_positions_names_the_scripts_tokenizer_and_model(
     _advised(sessions[script], "longer-than-positions", f"`{tokenizer}` truncates to 512",
              f"`{model}` has 16 positions", "max_length=16",
              f"{tokenizer}.model_max_length = 16")
+
+
+@pytest.mark.parametrize(("script", "split"), [
+    ("multi_label_ids_plain.py", "rows"), ("multi_label_ids_trainer.py", "topics")])
+def test_multi_label_ids_are_made_multi_hot_in_the_scripts_split(
+        sessions: dict[str, Session], script: str, split: str) -> None:
+    _advised(sessions[script], "multi-label-ids-not-multi-hot",
+             f"the 'labels' column of `{split}` holds lists of class ids",
+             f"{split} = {split}.map(lambda ex: {{'labels': [float(i in ex['labels']) "
+             "for i in range(3)]})")
