@@ -17,9 +17,11 @@ binds or imports: never ``ds.filter`` for a script whose rows are a pandas DataF
   ``collate`` given to ``Trainer``, that collator;
 - longer-than-positions: the user's tokenizer and model by name, with the model's 16
   positions;
-- multi-label-ids-not-multi-hot: the user's split, its column and the head's 3 classes.
+- multi-label-ids-not-multi-hot: the user's split, its column and the head's 3 classes;
+- model-without-head (a Trainer's fault only): the user's ``encoder`` and its task class
+  with the split's 3 classes.
 
-Cost: twelve sessions of a tiny BERT (hidden 32, 2 layers, MiniLM's tokenizer), two at
+Cost: thirteen sessions of a tiny BERT (hidden 32, 2 layers, MiniLM's tokenizer), two at
 once, one thread each, ``--max-steps 3``.
 """
 
@@ -171,7 +173,7 @@ def test_float_ids_in_a_hand_loop_are_made_int64_at_their_token(
     assert trailers(session.repo, "fixes", "main") == ["float-token-ids"]
     fixed = (session.repo.commit("fixes").tree / session.script).data_stream.read().decode()
     assert 'ids = torch.LongTensor(enc["input_ids"])' in fixed
-    assert "FloatTensor" not in fixed
+    assert "torch.FloatTensor(" not in fixed
 
 
 def test_float_ids_from_a_helper_name_the_scripts_tensor(
@@ -205,3 +207,10 @@ def test_multi_label_ids_are_made_multi_hot_in_the_scripts_split(
              f"the 'labels' column of `{split}` holds lists of class ids",
              f"{split} = {split}.map(lambda ex: {{'labels': [float(i in ex['labels']) "
              "for i in range(3)]})")
+
+
+def test_a_base_model_given_to_trainer_names_its_variable_and_task_class(
+        sessions: dict[str, Session]) -> None:
+    _advised(sessions["base_model_trainer.py"], "model-without-head",
+             "`encoder` is a BertModel", "BertForSequenceClassification",
+             "num_labels=3 (the 'label' column's class ids)")

@@ -144,6 +144,33 @@ def _positions_advice(failure: Failure) -> str:
             f"text, or set {tok}.model_max_length = {limit}; never pad beyond it")
 
 
+def _head_advice(failure: Failure) -> str:
+    """The base model given to ``Trainer`` by its variable and class, the task class of
+    the same family to load instead (``BertModel`` -> ``BertForSequenceClassification``)
+    and ``num_labels`` from the training split's class ids; "" when the user's frames hold
+    no base model."""
+    bases = [(n, v) for n, v in user_values_of_kind(failure, "model")
+             if type_name(v).rsplit(".", 1)[-1].endswith("Model")]
+    if not bases:
+        return ""
+    name, value = bases[0]
+    cls = type_name(value).rsplit(".", 1)[-1]
+    family = cls.removesuffix("Model")
+    train = next((d for t in failure.probe.trainers for d in t.datasets
+                  if d.role == "train" and d.label_column), None)
+    classes = None
+    if train is not None and train.label_kind == "int":
+        classes = train.label_classes or (int(train.label_max) + 1
+                                          if train.label_max is not None else None)
+    labels = f"num_labels={classes}" if classes else "num_labels=<the number of classes>"
+    column = f" (the {train.label_column!r} column's class ids)" \
+        if train is not None and classes else ""
+    return (f"{failure.lead()}`{name}` is a {cls}: a base model returns hidden states and no "
+            f"loss. Load the task class instead, {family}ForSequenceClassification (or "
+            f"AutoModelForSequenceClassification) with {labels}{column}, "
+            f"{family}ForTokenClassification for per-token labels")
+
+
 def _float_ids_from_data(failure: Failure) -> str:
     """Float ids made by the data a trainer batches: the ``data_collator`` named on the
     failing line (the user's own collator), else the user's dataset whose ``input_ids``
@@ -249,6 +276,7 @@ REPORTED: tuple[Category, ...] = (
         id="model-without-head",
         no_recipe="the task head (and its num_labels) is the user's choice: autofix advises",
         title="a base model without a task head (AutoModel) given to Trainer",
+        advise=_head_advice,
         patterns=(r"The model did not return a loss from the inputs, only the following "
                   r"keys: last_hidden_state",),
         examples=("v5.txt",),
