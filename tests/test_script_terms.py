@@ -8,6 +8,7 @@ from autofix.categories.script_terms import (
     argument_on,
     attribute_owner,
     called_names,
+    column_reads,
     subscript_keys,
 )
 
@@ -35,3 +36,8 @@ def test_attribute_owner_finds_the_object_read() -> None:
     assert attribute_owner('outputs["loss"].backward()', "loss") == "outputs"
     assert attribute_owner("self.model(x).loss.backward()", "loss") == "self.model(x)"
     assert attribute_owner("loss.backward()", "loss") == ""
+
+
+def test_column_reads_take_subscripts_then_attributes() -> None:
+    assert column_reads('enc = tok(df.text.tolist(), df["title"].tolist())') == (
+        ("df", "title"), ("df", "text"))

@@ -64,6 +64,19 @@ def subscript_keys(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(pair for _, pair in found)
 
 
+def column_reads(text: str) -> tuple[tuple[str, str], ...]:
+    """``(receiver, name)`` of every column-like read on the line: the string subscripts of
+    :func:`subscript_keys`, then attribute reads of a plain name (``df.text.tolist()``
+    gives ``("df", "text")``); callers keep those that name a real column."""
+    tree = _parse(text)
+    if tree is None:
+        return ()
+    reads = [(node, (node.value.id, node.attr)) for node in ast.walk(tree)
+             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)]
+    reads.sort(key=lambda item: (getattr(item[0], "lineno", 0), item[0].col_offset))
+    return (*subscript_keys(text), *(pair for _, pair in reads))
+
+
 def attribute_owner(text: str, attribute: str) -> str:
     """The source of the object whose ``attribute`` the line reads (``out.loss.backward()``
     and ``attribute="loss"`` give ``"out"``; ``out["loss"]`` counts too); "" when none."""

@@ -10,6 +10,7 @@ from autofix.categories.failure import (
     Value,
     is_float,
     is_integer,
+    is_model_output,
     kind,
     shape,
     type_name,
@@ -17,7 +18,7 @@ from autofix.categories.failure import (
     user_values_of_kind,
 )
 from autofix.categories.model import Category
-from autofix.categories.script_terms import argument_on, attribute_owner, subscript_keys
+from autofix.categories.script_terms import argument_on, attribute_owner, column_reads
 
 
 def _label_like(failure: Failure, batch: int | None) -> list[str]:
@@ -85,10 +86,10 @@ def _text_columns(keys: tuple[tuple[str, str], ...], columns: list[str]) -> list
 def _missing_text_advice(failure: Failure) -> str:
     """Rows without text, dropped in the script's own data: the pandas DataFrame or the
     ``datasets`` split the failing line's columns come from (the largest of the user's
-    that has them), with those columns (``chunk["premise"]`` on the line gives
-    ``premise``); "" when no such table is in the user's frames."""
+    that has them), with those columns (``chunk["premise"]`` or ``df.premise`` on the line
+    gives ``premise``); "" when no such table is in the user's frames."""
     line = failure.user_line[2] if failure.user_line else ""
-    keys = subscript_keys(line)
+    keys = column_reads(line)
     frames = sorted(user_values_of_kind(failure, "dataframe"),
                     key=lambda item: -int(item[1].get("num_rows") or 0))
     for name, value in frames:
@@ -192,11 +193,18 @@ def _float_ids_from_data(failure: Failure) -> str:
 
 
 def _float_ids_advice(failure: Failure) -> str:
-    """The user's float tensor of whole token ids that reached the embedding, by name
-    and dtype, made int64 where the script builds it; "" when no user local holds one
-    (ids built inside a collator: the hint stands)."""
+    """The user's float tensor of whole token ids that reached the embedding (a local, or
+    a batch dict's ``input_ids``), by name and dtype, made int64 where the script builds
+    it; else :func:`_float_ids_from_data`."""
+    def whole_floats(value: Value) -> bool:
+        return kind(value) == "tensor" and is_float(value) and bool(value.get("integral"))
+
     floats = [(name, value) for name, value in user_values_of_kind(failure, "tensor")
-              if is_float(value) and value.get("integral")]
+              if whole_floats(value)]
+    floats += [(f"{name}[{key!r}]", held) for name, value in
+               user_values_of_kind(failure, "mapping") if not is_model_output(value)
+               for key, held in (value.get("values") or {}).items()
+               if key == "input_ids" and isinstance(held, dict) and whole_floats(held)]
     if not floats:
         return _float_ids_from_data(failure)
     name, value = floats[0]
@@ -206,6 +214,7 @@ def _float_ids_advice(failure: Failure) -> str:
             f"looks ids up as int64: build `{name}` as int64 where the script makes it "
             "(dtype=torch.long where it is built from a list), or pass "
             f"`{name}.long()` to the model")
+
 
 #: The reported faults (``sample_scripts/corpus/``,
 #: ``manifest.toml`` there names each report). Messages measured on transformers 5.24 /
