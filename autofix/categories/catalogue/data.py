@@ -40,7 +40,11 @@ _ROW_ID = re.compile(r"^(idx|id|index|guid|uid)$|_(id|idx)$")
 
 
 def _values(failure: Failure) -> list[Value]:
-    return [v for f in failure.frame_facts() for v in f.values.values()]
+    """Every summary of the failing frames, and each split of a ``DatasetDict`` among them
+    (``data["train"]`` given to ``Trainer``)."""
+    found = [v for f in failure.frame_facts() for v in f.values.values()]
+    return found + [split for v in found if kind(v) == "datasetdict"
+                    for split in (v.get("datasets") or {}).values()]
 
 
 def datasetdict_given(failure: Failure) -> bool | None:

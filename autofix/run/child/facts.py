@@ -165,10 +165,13 @@ def _array(value: Any) -> dict[str, Any]:
 
 def _dataset(value: Any) -> dict[str, Any]:
     """A ``datasets.Dataset`` (columns, rows, features, the output format: ``None`` for
-    Python lists, ``"torch"``...) or ``DatasetDict`` (splits)."""
+    Python lists, ``"torch"``...) or ``DatasetDict`` (its splits' columns, and the first
+    :data:`MAX_SPLITS` splits summarised as datasets)."""
     if hasattr(value, "column_names") and isinstance(value.column_names, dict):
         return {"kind": "datasetdict", "type": _type_name(value),
-                "splits": {k: list(v)[:30] for k, v in list(value.column_names.items())[:8]}}
+                "splits": {k: list(v)[:30] for k, v in list(value.column_names.items())[:8]},
+                "datasets": {k: _dataset(value[k])
+                             for k in list(value.column_names)[:MAX_SPLITS]}}
     features = getattr(value, "features", None) or {}
     out = {"kind": "dataset", "type": _type_name(value),
            "columns": list(value.column_names)[:40],
@@ -183,6 +186,9 @@ def _dataset(value: Any) -> dict[str, Any]:
     return out
 
 
+#: The splits of a ``DatasetDict`` summarised each as a dataset (``data["train"]`` given to
+#: ``Trainer`` is read there).
+MAX_SPLITS = 3
 #: Integer scalar columns whose values a dataset summary measures (a label kept under
 #: another name), and the most rows measured (``Dataset.unique`` reads the whole column).
 RANGE_COLUMNS = 4
