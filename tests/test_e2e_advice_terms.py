@@ -9,7 +9,8 @@ binds or imports: never ``ds.filter`` for a script whose rows are a pandas DataF
 - loss-is-none: the model called without labels in a hand loop: fixed with the script's
   ``targets`` tensor; with the class ids only a list in the batch dict, the advice names
   ``torch.tensor(chunk['label'])``; the Trainer face of it (label-column-unnamed, from the script's
-  own ``rename_column``) is fixed at that rename;
+  own ``rename_column``) is fixed at that rename, in a ``DatasetDict`` too
+  (``train_dataset=data["train"]``);
 - missing-text-values: pandas rows (``frame.dropna``) and a ``datasets`` split
   (``raw.filter``), with the columns the tokenizer reads on the failing line;
 - float-token-ids: ``torch.FloatTensor`` in a hand loop is fixed at that token; made in a
@@ -21,7 +22,7 @@ binds or imports: never ``ds.filter`` for a script whose rows are a pandas DataF
 - model-without-head (a Trainer's fault only): the user's ``encoder`` and its task class
   with the split's 3 classes.
 
-Cost: thirteen sessions of a tiny BERT (hidden 32, 2 layers, MiniLM's tokenizer), two at
+Cost: fourteen sessions of a tiny BERT (hidden 32, 2 layers, MiniLM's tokenizer), two at
 once, one thread each, ``--max-steps 3``.
 """
 
@@ -148,6 +149,16 @@ def test_a_trainer_whose_own_rename_hides_the_labels_is_fixed_at_that_rename(
     assert '"gold"' not in fixed
     assert fixed.count("rename_column") == 1  # changed in place, not renamed twice
     assert session.hint == ""
+
+
+def test_a_split_of_a_datasetdict_is_fixed_at_the_scripts_last_rename(
+        sessions: dict[str, Session]) -> None:
+    session = sessions["labels_renamed_in_splits.py"]
+    assert session.returncode == 0, session.output[-3000:]
+    assert trailers(session.repo, "fixes", "main") == ["label-column-unnamed"]
+    fixed = (session.repo.commit("fixes").tree / session.script).data_stream.read().decode()
+    assert 'data = data.rename_column("y", "labels")' in fixed
+    assert 'data = data.rename_column("label", "y")' in fixed
 
 
 def test_missing_text_in_a_pandas_loop_is_dropped_from_the_dataframe(
