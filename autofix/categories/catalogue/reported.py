@@ -98,25 +98,19 @@ def _missing_text_advice(failure: Failure) -> str:
             return (f"{failure.lead()}some rows of `{name}` have no text (NaN) in "
                     f"{', '.join(repr(c) for c in columns)}: drop them before tokenizing, "
                     f"{name} = {name}.dropna(subset={columns!r})")
-    tables: list[tuple[str, Value]] = sorted(
-        user_values_of_kind(failure, "dataset"),
-        key=lambda item: -int(item[1].get("num_rows") or 0))
-    for name, value in tables:
-        strings = [c for c, f in value.get("features", {}).items() if "string" in str(f)]
-        columns = _text_columns(keys, list(value.get("columns", ()))) or strings
+    splits = sorted(user_values_of_kind(failure, "dataset"),
+                    key=lambda item: -int(item[1].get("num_rows") or 0))
+    found = [(name, _text_columns(keys, list(value.get("columns", ()))) or
+              [c for c, f in value.get("features", {}).items() if "string" in str(f)])
+             for name, value in splits]
+    found += [(name, _text_columns(keys, list(dict.fromkeys(
+        c for cols in value.get("splits", {}).values() for c in cols))))
+        for name, value in user_values_of_kind(failure, "datasetdict")]
+    for name, columns in found:
         if columns:
             test = " and ".join(f"ex[{c!r}] is not None" for c in columns)
             return (f"{failure.lead()}some rows of `{name}` have no text (None) in "
                     f"{', '.join(repr(c) for c in columns)}: drop them before tokenizing, "
-                    f"{name} = {name}.filter(lambda ex: {test})")
-    for name, value in user_values_of_kind(failure, "datasetdict"):
-        splits = value.get("splits", {})
-        columns = list(dict.fromkeys(c for cols in splits.values() for c in cols))
-        named = _text_columns(keys, columns)
-        if named:
-            test = " and ".join(f"ex[{c!r}] is not None" for c in named)
-            return (f"{failure.lead()}some rows of `{name}` have no text (None) in "
-                    f"{', '.join(repr(c) for c in named)}: drop them before tokenizing, "
                     f"{name} = {name}.filter(lambda ex: {test})")
     return ""
 
