@@ -301,6 +301,15 @@ def user_values_of_kind(failure: Failure, kind: str) -> list[tuple[str, Value]]:
             for name, value in frame.values.items() if value.get("kind") == kind]
 
 
+def is_int_list(value: Value | None, length: int | None) -> bool:
+    """A list or tuple of ``length`` Python ints (the items the child sampled are all
+    ints): class ids kept as a list, to become ``torch.tensor(...)``."""
+    items = (value or {}).get("items") or ()
+    return kind(value) in ("list", "tuple") and length is not None and \
+        (value or {}).get("len") == length and bool(items) and \
+        all(i.get("type") == "int" for i in items)
+
+
 def dataset_with_column(failure: Failure, column: str) -> str:
     """The name of the user's ``datasets`` split (or ``DatasetDict``) that has ``column``,
     the one with most rows first; "" when no user frame holds one."""

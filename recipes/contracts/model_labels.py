@@ -24,7 +24,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from autofix.categories.catalogue.contracts import output_without_loss
-from autofix.categories.failure import Failure, backward_tensor, is_integer, shape
+from autofix.categories.failure import Failure, backward_tensor, is_int_list, is_integer, shape
 from autofix.toolkit import Example, NotApplicable, code
 from autofix.toolkit.facts import example_failure
 from autofix.toolkit.scope import PlannedEdits, append_kw
@@ -177,10 +177,7 @@ class ModelLabels(PlannedEdits):
             if fact.get("kind") == "tensor" and is_integer(fact) and dims and \
                     shape(fact) == dims:
                 return cst.Name(name)
-            items = fact.get("items") or ()
-            if fact.get("kind") in ("tuple", "list") and len(dims) == 1 \
-                    and fact.get("len") == dims[0] and items \
-                    and all(i.get("type") == "int" for i in items) \
+            if len(dims) == 1 and is_int_list(fact, dims[0]) \
                     and self.program.resolves("torch", model):
                 return cst.parse_expression(f"torch.tensor({name})")
         raise NotApplicable(f"no local holds labels of shape {list(dims)} for "

@@ -9,6 +9,7 @@ from autofix.categories.failure import (
     Failure,
     Value,
     is_float,
+    is_int_list,
     is_integer,
     is_model_output,
     kind,
@@ -29,11 +30,6 @@ def _label_like(failure: Failure, batch: int | None) -> list[str]:
         return kind(value) == "tensor" and is_integer(value) and batch is not None \
             and shape(value) == (batch,)
 
-    def int_list(value: Value) -> bool:
-        items = value.get("items") or ()
-        return kind(value) in ("list", "tuple") and value.get("len") == batch and \
-            bool(items) and all(i.get("type") == "int" for i in items)
-
     names = [name for name, value in user_values_of_kind(failure, "tensor") if ids(value)]
     lists = []
     for frame in failure.user_frames():
@@ -42,8 +38,8 @@ def _label_like(failure: Failure, batch: int | None) -> list[str]:
                 held = [(k, v) for k, v in value.get("values", {}).items()
                         if isinstance(v, dict)]
                 names += [f"{name}[{k!r}]" for k, v in held if ids(v)]
-                lists += [f"torch.tensor({name}[{k!r}])" for k, v in held if int_list(v)]
-            elif int_list(value):
+                lists += [f"torch.tensor({name}[{k!r}])" for k, v in held if is_int_list(v, batch)]
+            elif is_int_list(value, batch):
                 lists.append(f"torch.tensor({name})")
     return list(dict.fromkeys(names or lists))
 
