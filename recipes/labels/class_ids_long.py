@@ -162,14 +162,19 @@ class ClassIdsLong(Recipe):
     )
 
     def visit_Module(self, node: cst.Module) -> bool:
-        exc = self.rc.diagnosis.failure
-        if exc is None or labels_at_loss(Failure(exc)) is None:
-            raise NotApplicable("the facts at the failure show no target at a loss")
+        self.require_facts()
         self.tree = node
         self.losses = self._loss_names(node)
         target = self._target(self.rc.diagnosis.line)
         self.site = self._trace(target, [], self.rc.diagnosis.line, 0) if target else None
         return True
+
+    def require_facts(self) -> None:
+        """Raise ``NotApplicable`` unless the facts at the failure show the float values
+        this recipe traces (here: a target at a loss)."""
+        exc = self.rc.diagnosis.failure
+        if exc is None or labels_at_loss(Failure(exc)) is None:
+            raise NotApplicable("the facts at the failure show no target at a loss")
 
     def _line(self, node: cst.CSTNode) -> int:
         return self.get_metadata(PositionProvider, node).start.line

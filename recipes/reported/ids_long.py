@@ -69,18 +69,16 @@ class IdsLong(ClassIdsLong):
             line=5, failure=_failure()),
     )
 
-    def visit_Module(self, node: cst.Module) -> bool:
+    def require_facts(self) -> None:
         exc = self.rc.diagnosis.failure
         ids = Failure(exc).value("input", site="embedding") if exc is not None else None
         if ids is None or not is_float(ids) or not ids.get("integral"):
             raise NotApplicable("the facts at the embedding show no whole-number float ids")
-        self.tree = node
-        self.losses = set()
-        target = self._ids(self.rc.diagnosis.line)
-        self.site = self._trace(target, [], self.rc.diagnosis.line, 0) if target else None
-        return True
 
-    def _ids(self, line: int) -> cst.BaseExpression | None:
+    def _loss_names(self, node: cst.Module) -> set[str]:
+        return set()
+
+    def _target(self, line: int) -> cst.BaseExpression | None:
         """The ``input_ids=`` (else the first positional) argument of a call on ``line``."""
         for call in m.findall(self.tree, m.Call()):
             assert isinstance(call, cst.Call)
