@@ -470,6 +470,9 @@ class RunRecord:
     #: The last evaluation the script ran in this run: its step and {metric: value}.
     eval_step: int = 0
     metrics: dict[str, float] = field(default_factory=dict)
+    #: Every fix commit made after this run, in the order of ``recipe``'s ids (``commit``
+    #: is the last of them).
+    commits: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -53,5 +53,5 @@ def test_a_trainer_of_2_epochs_of_20_batches_ends_at_step_40(
     for line in lines:
         assert line.endswith(", to the script's end at step 40 (budget 60)"), line
     assert "of the script's" not in done.stdout and "at step 10 (" not in done.stdout
-    assert "run 1  ok  40 steps" in done.stdout
+    assert "run 1  trained  40 steps" in done.stdout  # ran to its end, training
 

@@ -26,11 +26,6 @@ from autofix.types import (
     SymptomReport,
 )
 
-_STDIN_HINT = (
-    "the script reads standard input, which autofix closes; pass values as arguments "
-    "(autofix SCRIPT -- ARGS) or environment variables"
-)
-
 
 def classify(exc: ExceptionInfo, probe: ProbeReport | None = None) -> Category:
     """The first category whose patterns match ``exc`` or an exception it was chained from.
@@ -132,27 +127,51 @@ def exception_of(run: RunResult) -> ExceptionInfo | None:
     return run.probe.exception or parse_traceback(run.output_tail)
 
 
+#: The fact (:meth:`Diagnosis.fact`) naming the preflight check that found a run's fault
+#: before its first training step.
+PREFLIGHT_CHECK = "preflight_check"
+
+
+def preflight_check(exc: ExceptionInfo, probe: ProbeReport) -> str:
+    """The preflight check (``"labels"``, ``"collate"``, ``"loader-labels"``...) whose
+    finding ``exc`` is: the first of the run's ``preflight`` events with its type and
+    message (the run raises the first finding where training would have failed, at
+    ``trainer.train()``, Keras ``fit`` or the loop's first batch); "" when no check found
+    it."""
+    return next((check for check, found in probe.preflight if check
+                 and found.type == exc.type and found.message == exc.message), "")
+
+
+def found_by_preflight(check: str) -> str:
+    """The line of a diagnosis's details that names the preflight ``check`` that found it."""
+    return f"found by the preflight check '{check}' before the first training step"
+
+
+def with_last_output(evidence: str, run: RunResult) -> str:
+    """``evidence; last output: LINE`` with the run's last output line (at most 200
+    characters), or ``evidence`` alone when the run printed nothing."""
+    line = run.last_line.strip()[:200]
+    return f"{evidence}; last output: {line}" if line else evidence
+
+
 def diagnose(run: RunResult, script: Path, root: str = "") -> Diagnosis:
     """Diagnose a run that did not succeed.
 
     ``script`` is the absolute path the child ran as (frames are matched against it);
     ``root`` the repository, whose own modules are the user's too (``""``: the script only).
     A timeout gives ``timeout``; an exception its category; anything else ``unknown``
-    with the last output line as evidence. Never raises for odd output.
+    with the last output line as evidence (a run that printed nothing names no last
+    output). The hint is the category's, or its advice from the facts: a failure with a
+    specific hint has a category of its own, so ``unknown`` never comes with one. Never
+    raises for odd output.
     """
     if run.outcome is RunOutcome.TIMEOUT:
-        return Diagnosis(
-            category=TIMEOUT.id,
-            evidence=f"killed after {run.seconds:.0f} s; last output: {run.last_line[:200]}",
-            hint=TIMEOUT.hint,
-        )
+        return Diagnosis(category=TIMEOUT.id, hint=TIMEOUT.hint,
+                         evidence=with_last_output(f"killed after {run.seconds:.0f} s", run))
     exc = exception_of(run)
     if exc is None:
-        return Diagnosis(
-            category=UNKNOWN.id,
-            evidence=f"exit code {run.returncode}; last output: {run.last_line[:200]}",
-            hint=UNKNOWN.hint,
-        )
+        return Diagnosis(category=UNKNOWN.id, hint=UNKNOWN.hint,
+                         evidence=with_last_output(f"exit code {run.returncode}", run))
     matched = classify(exc, run.probe)
     category = matched
     refined = matched.refine(run.probe) if matched.refine else ""
@@ -167,21 +186,20 @@ def diagnose(run: RunResult, script: Path, root: str = "") -> Diagnosis:
     elif inner and not quoted:
         evidence = inner if re.match(r"\w+(Error|Exception):", inner) \
             else f"{exc.short_type}: {inner}"
-    hint = category.hint
-    if exc.short_type == "EOFError" and any(f.function == "<module>" or "input" in f.text
-                                            for f in exc.frames):
-        hint = _STDIN_HINT
+    check = preflight_check(exc, run.probe)
     diagnosis = Diagnosis(
         category=category.id,
         evidence=evidence[:300],
         file=frame.file if frame else "",
         line=frame.line if frame else 0,
         line_text=frame.text if frame else "",
-        details=key_lines(exc, script, root=root),
-        hint=hint,
+        details=(*key_lines(exc, script, root=root), *([found_by_preflight(check)] if check
+                                                        else [])),
+        hint=category.hint,
         error_type=exc.short_type,
         failure=exc,
         message=exc.message[:4000],
+        facts=((PREFLIGHT_CHECK, check),) if check else (),
     )
     failure = failure_of(exc, run.probe)
     if frame is not None:

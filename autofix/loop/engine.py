@@ -436,16 +436,14 @@ class _Session:
         reaches). They join ``first``'s fix group, proved by the same verifying run."""
         seen = {first.category}
         found = []
-        for check, exc in run.probe.preflight:
+        for _, exc in run.probe.preflight:
             verdict = self.judge(dataclasses.replace(
                 run, probe=dataclasses.replace(run.probe, exception=exc, symptom=None)))
             if not isinstance(verdict, Diagnosis) or verdict.category in seen \
                     or not self.recipes(verdict.category):
                 continue
             seen.add(verdict.category)
-            found.append(dataclasses.replace(verdict, details=(
-                *verdict.details, f"found by the preflight check '{check}' before the first "
-                                  "training step")))
+            found.append(verdict)  # its details name the check that found it (diagnose)
         for fault in run.probe.faults:  # faults that raise nothing (a loss on logits)
             if fault.category not in seen and self.recipes(fault.category):
                 seen.add(fault.category)
@@ -548,7 +546,7 @@ class _Session:
                     decision += more
                     extra.append(finding)
             rec.recipe = ", ".join(f.recipe for f in decision)
-            rec.commit = decision[-1].commit
+            rec.commit, rec.commits = decision[-1].commit, [f.commit for f in decision]
             self.finished(rec, diag)
             last = FixGroup(diag, run, self.n, decision, before, self.sources(),
                             {f.recipe for f in decision}, extra=extra,

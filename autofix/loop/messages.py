@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from autofix.categories import SLOW_TRIAL, get_category, is_category
 from autofix.categories.catalogue.divergence import GROWING_TRIAL
+from autofix.loop.diagnosis import PREFLIGHT_CHECK
 from autofix.loop.fixgroups import symptom_of
 from autofix.loop.logits_scan import SOURCE_SCAN
 from autofix.loop.verdicts import FALLING_PROOF, PREFLIGHT_FAULT
@@ -34,13 +35,20 @@ def commit_message(recipe: type[Recipe], outcome: Applied, diag: Diagnosis, run_
     ``place`` names the failing line for a person (``"cell 3, line 2"`` in a notebook);
     ``rank`` the rank that failed first in a distributed launch (``"1 of 2"``); ``tried``
     the paragraph on the candidate fixes tried before this one was kept
-    (:func:`autofix.loop.candidates.trials_text`).
+    (:func:`autofix.loop.candidates.trials_text`). A fault a preflight check found before
+    the first training step (the diagnosis's fact ``preflight_check``) is said to be that
+    check's finding, at the line where the check ran (``trainer.train()``, ``fit``, the
+    loop's first batch), not a failure of training there.
     """
     where = f"{rel}:{diag.line}" if diag.line else rel
     if place and not place.startswith("line "):
         where = f"{rel}, {place}"
     symptom = symptom_of(diag)
+    check = diag.fact(PREFLIGHT_CHECK)
     happened = f"Run {run_n} showed {symptom}" if symptom else f"Run {run_n} failed with"
+    if check and not symptom:
+        happened = f"Run {run_n}'s preflight check '{check}' found, before the first " \
+                   "training step"
     if diag.via == "api-preflight":
         happened = "Before the first run, the installed library would raise"
     elif diag.via == SLOW_TRIAL:
@@ -59,7 +67,9 @@ def commit_message(recipe: type[Recipe], outcome: Applied, diag: Diagnosis, run_
         happened = f"Reading the script when run {run_n} failed found"
     lines = [f"autofix: {subject(recipe, outcome)}", "", f"{happened}:", f"    {diag.evidence}"]
     if not symptom and diag.via != PREFLIGHT_FAULT:
-        lines.append(f"at {where}" + (f": {diag.line_text.strip()}" if diag.line_text else ""))
+        ran = ", where the check ran" if check else ""
+        lines.append(f"at {where}{ran}" + (f": {diag.line_text.strip()}" if diag.line_text
+                                           else ""))
     if diag.via and is_category(diag.via) and get_category(diag.via).rerun_env:
         lines.append(f"(found by a rerun after {diag.via}: {get_category(diag.via).rerun_note};"
                      " the first error pointed at the wrong line)")

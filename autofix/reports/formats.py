@@ -316,10 +316,13 @@ def html_report(result: SessionResult, merge: MergeAdvice | None = None) -> str:
             "</td></tr>")
     for run in doc["runs"]:
         note = f"<br><i>{e(run['note'])}</i>" if run["note"] else ""
+        fixes = "<br>".join(e(f) for f in run_fixes(result, run["n"])) \
+            or e(run["recipe"]) or "-"
         out.append(f"<tr><td>{run['n']}</td><td>{e(run['outcome'])}</td>"
-                   f"<td>{e(run['category'] or '-')}</td><td>{e(run['evidence'])}{note}</td>"
+                   f"<td>{e(run['category'] or '-')}</td>"
+                   f"<td>{e(run['evidence'] or '-')}{note}</td>"
                    f"<td>{len(run['steps'])}</td><td>{run['seconds']:.1f}</td>"
-                   f"<td>{e(run['recipe'])} {e((run['commit'] or '')[:8])}</td></tr>")
+                   f"<td>{fixes}</td></tr>")
     out.append("</table>")
     for fix in doc["fixes"]:
         out += [f"<h2>Fix: {e(fix['summary'])}</h2>",
@@ -331,10 +334,19 @@ def html_report(result: SessionResult, merge: MergeAdvice | None = None) -> str:
     if result.last_diagnosis is not None and result.last_diagnosis.details:
         out += ["<h2>Key lines of the last failure</h2>",
                 "<pre>" + e("\n".join(result.last_diagnosis.details)) + "</pre>"]
-    out += ["<h2>Versions</h2><table>"]
-    out += [f"<tr><td>{e(k)}</td><td>{e(v)}</td></tr>" for k, v in doc["versions"].items()]
-    out += ["</table></body></html>"]
+    if doc["versions"]:
+        out += ["<h2>Versions</h2><table>"]
+        out += [f"<tr><td>{e(k)}</td><td>{e(v)}</td></tr>" for k, v in doc["versions"].items()]
+        out += ["</table>"]
+    out += ["</body></html>"]
     return "\n".join(out) + "\n"
+
+
+def run_fixes(result: SessionResult, n: int) -> list[str]:
+    """The fixes committed after run ``n``, one ``recipe commit`` each (``recipe`` alone in
+    a dry run), in the order they were made."""
+    return [f"{f.recipe} {f.commit[:8]}" if f.commit and not result.dry_run else f.recipe
+            for f in result.fixes if f.run == n]
 
 
 def _fix_evidence(result: SessionResult, commit: str | None, recipe: str) -> str:
@@ -379,29 +391,32 @@ def markdown_report(result: SessionResult, png_name: str = "",
     if doc["branch"] and doc["merge"]:
         out += ["", f"Merge: `{doc['merge']['merge']}`"]
     verifying = verifying_run(result)
-    if verifying is not None:
+    if verifying is not None and metrics_text(verifying.metrics):
         out += ["", f"Evaluation of the verifying run (run {verifying.n}): "
                     f"{metrics_text(verifying.metrics)}"]
     if png_name:
         out += ["", f"![loss per training run]({png_name})"]
-    out += ["", "| run | outcome | category | evidence | steps | seconds | loss |",
-            "|---|---|---|---|---|---|---|"]
+    out += ["", "| run | outcome | category | evidence | steps | seconds | loss | fixes |",
+            "|---|---|---|---|---|---|---|---|"]
     early = [f for f in result.fixes if f.run == 0]
     if early:
         text = "; ".join(f.evidence for f in early).replace("|", "\\|")[:160]
         out.append(f"| before the first run | API check | "
-                   f"{', '.join(dict.fromkeys(f.category for f in early))} | {text} | - | - | |")
+                   f"{', '.join(dict.fromkeys(f.category for f in early))} | {text} | - | - | "
+                   f"- | {', '.join(run_fixes(result, 0))} |")
     for run, rec in zip(doc["runs"], result.runs, strict=True):
-        spark = sparkline([v for _, v in rec.steps if v is not None])
-        text = run["evidence"].replace("|", "\\|")[:160]
+        spark = sparkline([v for _, v in rec.steps if v is not None]) or "-"
+        text = run["evidence"].replace("|", "\\|")[:160] or "-"
+        fixes = ", ".join(run_fixes(result, run["n"])) or run["recipe"] or "-"
         out.append(f"| {run['n']} | {run['outcome']} | {run['category'] or '-'} | {text} | "
-                   f"{len(run['steps'])} | {run['seconds']:.1f} | {spark} |")
+                   f"{len(run['steps'])} | {run['seconds']:.1f} | {spark} | {fixes} |")
     for fix in doc["fixes"]:
         out += ["", f"## {fix['summary']}", "",
                 f"`{fix['category']}` by `{fix['recipe']}` ({fix_run_label(fix['run'])}, "
                 f"`{fix['file']}:{fix['line']}`)", "", "```diff", fix["diff"].rstrip("\n"),
                 "```"]
-    out += ["", "Versions: " + ", ".join(f"{k} {v}" for k, v in doc["versions"].items())]
+    if doc["versions"]:
+        out += ["", "Versions: " + ", ".join(f"{k} {v}" for k, v in doc["versions"].items())]
     return "\n".join(out) + "\n"
 
 

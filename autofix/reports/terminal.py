@@ -27,7 +27,7 @@ from autofix.reports.formats import (
 )
 from autofix.run.child.symptoms import extended_budget
 from autofix.types import Diagnosis, DirtyFile, MergeAdvice, RunRecord, SessionResult, Status
-from autofix.words import plural
+from autofix.words import plural, run_verdict
 
 
 def print_table(console: Console, table: Table) -> None:
@@ -126,26 +126,56 @@ class ConsoleObserver:
         if self.spinner is not None:
             self.spinner.stop()
             self.spinner = None
-        if diagnosis is None:
-            what = "[green]trains[/green]" if record.outcome == "budget" else "[green]ok[/green]"
-            self.console.print(f"run {record.n}  {what}  "
-                               f"{escape(clipped(record.evidence))}  {record.seconds:.1f}s")
-            return
-        where = f"{Path(diagnosis.file).name}:{diagnosis.line}" if diagnosis.line else ""
-        fix = (f"→ [cyan]{record.recipe}[/cyan] [magenta]{record.commit[:8]}[/magenta]"
-               if record.commit else f"→ [yellow]{record.recipe} not kept[/yellow]"
-               if record.recipe else "→ [yellow]no fix[/yellow]")
-        via = f" (via {diagnosis.via})" if diagnosis.via else ""
-        self.console.print(
-            f"run {record.n}  [bold]{diagnosis.category}[/bold]{via}  "
-            f"{escape(clipped(diagnosis.evidence))}  [dim]{escape(where)}[/dim]  {fix}  "
-            f"{record.seconds:.1f}s")
+        self.console.print(run_line(record, diagnosis))
 
     def close(self) -> None:
         if self.spinner is not None:
             self.spinner.stop()
             self.spinner = None
 
+
+
+def run_line(record: RunRecord, diagnosis: Diagnosis | None) -> str:
+    """One run as rich markup: ``run N``, its verdict (a word of
+    :data:`autofix.words.RUN_VERDICTS`, or the category of its fault), the evidence, the
+    failing line, each fix committed after it (``→ recipe commit``, one per fix), or the
+    candidate not kept, or ``→ no fix``, and its seconds. A field with nothing to say is
+    left out, never printed empty."""
+    if diagnosis is None:
+        verdict = f"[green]{run_verdict(record.outcome, len(record.steps))}[/green]"
+        evidence, where = record.evidence, ""
+    else:
+        via = f" (via {diagnosis.via})" if diagnosis.via else ""
+        verdict = f"[bold]{escape(diagnosis.category)}[/bold]{escape(via)}"
+        evidence = diagnosis.evidence
+        where = f"{Path(diagnosis.file).name}:{diagnosis.line}" if diagnosis.line else ""
+    fields = [f"run {record.n}", verdict]
+    if evidence:
+        fields.append(escape(clipped(evidence)))
+    if where:
+        fields.append(f"[dim]{escape(where)}[/dim]")
+    fix = fixes_text(record)
+    if fix or diagnosis is not None:
+        fields.append(fix or "→ [yellow]no fix[/yellow]")
+    fields.append(f"{record.seconds:.1f}s")
+    return "  ".join(fields)
+
+
+def fixes_text(record: RunRecord) -> str:
+    """What was done after ``record``'s run, as rich markup: each fix committed with its
+    commit (``→ a 1a2b3c4d, b 5e6f7a8b``), a candidate tried and not kept, or "" when
+    nothing was tried."""
+    recipes = record.recipe.split(", ") if record.recipe else []
+    commits = record.commits or ([record.commit] if record.commit else [])
+    if commits and len(commits) == len(recipes):
+        return "→ " + ", ".join(f"[cyan]{escape(r)}[/cyan] [magenta]{c[:8]}[/magenta]"
+                                for r, c in zip(recipes, commits, strict=True))
+    if commits:  # recipes and commits that do not pair up: each said once
+        return (f"→ [cyan]{escape(record.recipe)}[/cyan] "
+                + " ".join(f"[magenta]{c[:8]}[/magenta]" for c in commits))
+    if recipes:
+        return f"→ [yellow]{escape(record.recipe)} not kept[/yellow]"
+    return ""
 
 
 def clipped(text: str, width: int = 120) -> str:
@@ -212,10 +242,13 @@ def print_summary(console: Console, result: SessionResult, repo_dir: str = "",
     console.print(f"\n[{style}]{label}[/{style}]: {escape(result.reason)}")
     for fix in result.fixes:
         sha = "dry-run " if result.dry_run else fix.commit[:8]
-        console.print(f"  {sha}  [bold]{fix.category}[/bold]  "
-                      f"{escape(fix.summary)}  [dim]{fix.file}:{fix.line}[/dim]")
+        where = f"{fix.file}:{fix.line}" if fix.line else fix.file
+        console.print("  ".join(part for part in (
+            f"  {sha}", f"[bold]{fix.category}[/bold]", escape(fix.summary),
+            f"[dim]{escape(where)}[/dim]" if where else "") if part))
     for finding in result.findings:  # not failures: what a person should know (issue 8)
-        console.print(f"  finding [bold]{finding.kind}[/bold]: {escape(finding.evidence)}")
+        said = f": {escape(finding.evidence)}" if finding.evidence else ""
+        console.print(f"  finding [bold]{finding.kind}[/bold]{said}")
     diag = result.last_diagnosis
     if diag is not None and result.status is not Status.FIXED:
         for line in diag.details:
@@ -235,7 +268,7 @@ def print_summary(console: Console, result: SessionResult, repo_dir: str = "",
                           f"{finite[0]:.3f} → {finite[-1]:.3f} "
                           f"(first → last of {plural(len(run.steps), 'step')})")
     verifying = verifying_run(result)
-    if verifying is not None:
+    if verifying is not None and metrics_text(verifying.metrics):
         at = f", step {verifying.eval_step}" if verifying.eval_step else ""
         console.print(f"  evaluation (run {verifying.n}{at}): "
                       f"{escape(metrics_text(verifying.metrics))}")
@@ -290,7 +323,7 @@ def fix_origin(result: SessionResult, n: int) -> str:
     before the first run (``n == 0``, the API check) ``before the first run: ...``."""
     if n:
         found = next((r.evidence for r in result.runs if r.n == n), "")
-        return f"run {n}: {found}"
+        return f"run {n}: {found}" if found else f"run {n}"
     evidence = next((f.evidence for f in result.fixes if f.run == 0 and f.evidence), "")
     return f"before the first run: {evidence}" if evidence else "before the first run"
 

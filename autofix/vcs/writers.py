@@ -148,6 +148,7 @@ def replay(script: Path, branch: str, base: str, commits: list[PendingCommit],
     real = {c.key: fixes.commit_fix(c.content, c.message, c.rel or None) for c in commits}
     result.fixes = [dataclasses.replace(f, commit=real.get(f.commit, f.commit))
                     for f in result.fixes]
-    result.runs = [dataclasses.replace(r, commit=real.get(r.commit, r.commit))
+    result.runs = [dataclasses.replace(r, commit=real.get(r.commit, r.commit),
+                                       commits=[real.get(c, c) for c in r.commits])
                    for r in result.runs]
     return result

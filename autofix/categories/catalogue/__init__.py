@@ -6,7 +6,7 @@ never fire on a message alone and come first), the course's faults, drift betwee
 script's classes and the libraries, the reported ones, saving and reloading what was
 trained (checkpoints), the libraries' own advice (what no category above claimed), the
 training symptoms and their root causes, a diverging loss's causes, then the run's own
-outcomes (``timeout``, ``unknown``).
+outcomes (``reads-stdin``, ``timeout``, ``unknown``).
 Adding a category is one entry in the family module it belongs to (``docs/recipes.md``
 walks through it); its recipes go into the recipes' folder of the same name
 (``recipes/labels/`` for the categories of ``labels.py``).
@@ -27,7 +27,7 @@ from autofix.categories.catalogue.evidence import ROOT_CAUSES as STEP_ROOT_CAUSE
 from autofix.categories.catalogue.labels import LABELS
 from autofix.categories.catalogue.llm import LLM
 from autofix.categories.catalogue.reported import REPORTED
-from autofix.categories.catalogue.run import TIMEOUT, UNKNOWN
+from autofix.categories.catalogue.run import READS_STDIN, TIMEOUT, UNKNOWN
 from autofix.categories.catalogue.symptoms import (
     LR_TOO_HIGH,
     ROOT_CAUSES,
@@ -41,11 +41,12 @@ from autofix.categories.registry import register_category
 #: Every built-in category, in classification order.
 BUILT_IN: tuple[Category, ...] = (*LLM, *LABELS, *VALUES, *CONTRACTS, *DATA, *COURSE, *DRIFT,
                                   *REPORTED, *CHECKPOINTS, *ADVICE, *SYMPTOMS, *ROOT_CAUSES,
-                                  *DIVERGENCE, *STEP_ROOT_CAUSES, TIMEOUT, UNKNOWN)
+                                  *DIVERGENCE, *STEP_ROOT_CAUSES, READS_STDIN, TIMEOUT,
+                                  UNKNOWN)
 
 for _category in BUILT_IN:
     register_category(_category)
 
 __all__ = ["ADVICE", "BUILT_IN", "CHECKPOINTS", "CONTRACTS", "COURSE", "DATA", "DIVERGENCE",
-           "DRIFT", "LABELS", "LLM", "LR_TOO_HIGH", "REPORTED", "ROOT_CAUSES", "SLOW_TRIAL",
-           "STEP_ROOT_CAUSES", "SYMPTOMS", "TIMEOUT", "UNKNOWN", "VALUES"]
+           "DRIFT", "LABELS", "LLM", "LR_TOO_HIGH", "READS_STDIN", "REPORTED", "ROOT_CAUSES",
+           "SLOW_TRIAL", "STEP_ROOT_CAUSES", "SYMPTOMS", "TIMEOUT", "UNKNOWN", "VALUES"]
