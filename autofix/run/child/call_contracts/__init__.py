@@ -1,0 +1,94 @@
+"""The input contracts of the calls a training script makes, checked on the real arguments
+at a failure.
+
+A :class:`Contract` is data: the call it belongs to (``api``), the frames in which that
+call's arguments are locals (``sites``: a file of a library and a function), what it
+requires of one argument in words (``says``), the check that reads the real objects
+(``check``: a :class:`Breach` naming the broken property, what was observed and what the
+call expects, or ``None``), the transformation that confirms it (``trial``: the argument
+changed the way the property says, the call made again; the call passing confirms the
+contract and names the operator a repair needs), the repair operators that establish the
+property where the script makes the value (``repairs``, ranked), the fault category a
+breach is diagnosed as, and the example scripts that break and keep it (run as tests).
+
+At a failure the child walks the traceback's frames, innermost first, and evaluates the
+contracts whose site a frame is, on that frame's locals (:func:`breach_at`); the first
+breach is reported with the failing call's facts and the runtime provenance of the
+offending value (:mod:`.holders`: the user's names that hold it, the data loaders that
+made the batch, with the places they were built). The message's wording plays no part:
+``0D or 1D target tensor expected`` and ``Expected more than 1 value per channel`` are two
+messages of two contracts, each read from the objects.
+
+Standard library only (it runs in the user's interpreter); torch is reached through
+``sys.modules`` once the script imported it. Every check is bounded and never raises.
+The parent reads the declarations (``autofix/categories/catalogue/declared.py``).
+
+Imports: nothing of autofix (the standard library, and this folder relatively).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .holders import provenance
+from .layers import LAYERS
+from .losses import LOSSES
+from .model import Breach, Call, Confirmed, Contract, Example
+
+#: Every contract, in the order a frame's contracts are evaluated.
+CONTRACTS: tuple[Contract, ...] = (*LOSSES, *LAYERS)
+#: Frames walked from the innermost when looking for a contract's site.
+MAX_FRAMES = 40
+
+__all__ = ["CONTRACTS", "Breach", "Call", "Confirmed", "Contract", "Example", "breach_at"]
+
+
+def _frames(tb: Any) -> list[Any]:
+    out = []
+    while tb is not None:
+        out.append(tb.tb_frame)
+        tb = tb.tb_next
+    return out
+
+
+def breach_at(tb: Any, root: str = "") -> dict[str, Any]:
+    """The first contract broken at the failure whose traceback is ``tb``: the frames
+    walked innermost first, each contract whose site the frame is evaluated on its locals.
+    Returns the breach as JSON (``{"contract", "category", "api", "argument", "says",
+    "property", "observed", "expected", "facts", "trial", "repairs", "holders",
+    "loaders"}``; ``trial`` is ``{"operator", "change"}`` of the transformation that made
+    the call pass, ``{}`` when none did or there is no trial; ``holders`` and ``loaders``:
+    :func:`.holders.provenance`), ``{}`` when no contract is broken or none applies.
+    Never raises."""
+    try:
+        frames = _frames(tb)
+        for frame in list(reversed(frames))[:MAX_FRAMES]:
+            filename, function = frame.f_code.co_filename, frame.f_code.co_name
+            for contract in CONTRACTS:
+                if not contract.at(filename, function):
+                    continue
+                call = Call(frame.f_locals)
+                try:
+                    breach = contract.check(call)
+                except Exception:  # noqa: BLE001 - a check on odd objects tells nothing
+                    breach = None
+                if breach is None:
+                    continue
+                trial: dict[str, str] = {}
+                if contract.trial is not None:
+                    try:
+                        confirmed = contract.trial(call, breach)
+                    except Exception:  # noqa: BLE001
+                        confirmed = None
+                    if confirmed is not None:
+                        trial = {"operator": confirmed.operator, "change": confirmed.change}
+                return {"contract": contract.id, "category": contract.category,
+                        "api": contract.api, "argument": contract.argument,
+                        "says": contract.says, "property": breach.property,
+                        "observed": breach.observed, "expected": breach.expected,
+                        "facts": dict(breach.facts), "trial": trial,
+                        "repairs": list(contract.repairs),
+                        **provenance(breach.value, frames, root)}
+        return {}
+    except Exception:  # noqa: BLE001 - the breach is a bonus; the failure is reported anyway
+        return {}

@@ -1,0 +1,371 @@
+"""Provenance: from a value the script uses back to where the script makes it.
+
+A call's contract is broken by one argument (a target of shape ``(16, 1)``, ids of dtype
+float64, a batch of one row); the fix belongs where the script makes that value, which is
+rarely the failing line. :class:`Provenance` follows an expression of the user's code back
+through the module, keeping the part of each value the traced one is (a *path*: the item
+an iteration yields, the element ``2`` of a tuple, the key ``"labels"`` of a dict):
+
+- names: assignments, tuple unpacking (``a, b = f()``), ``for`` targets (``for i, (x, y)
+  in enumerate(loader)``), a function's parameters (the arguments its call sites give, or
+  its default), ``self.x`` (the assignments in the class's methods);
+- calls: a function of the module (its ``return`` values), a class of the module
+  instantiated and iterated (its ``__getitem__``), ``DataLoader(dataset, collate_fn=f)``
+  iterated (``f``'s return when it is the module's, else the dataset's items),
+  ``TensorDataset(a, b)`` (item ``i`` holds a row of ``a``, ``b``...), ``enumerate``,
+  ``zip``, ``tqdm``, ``iter``, ``list``;
+- containers: tuple, list and dict literals, ``dict(k=v)``, subscripts by a literal index
+  or key, a dict comprehension over ``x.items()`` (``{k: v.to(d) for k, v in b.items()}``);
+- calls that keep the value's data (``.to(device)``, ``.values``, ``torch.tensor(x)``,
+  ``np.asarray(x)``, ``.float()``...): followed to their receiver or data argument, and
+  kept in the chain, since an operator may act there.
+
+Each :class:`Origin` is a terminal (a call of a library maker, a literal, anything not
+followed) with ``via``: every expression the value went through, from the use (first) to
+the terminal (last). Repair operators (:mod:`autofix.toolkit.source_ops`) walk ``via``
+from the source end and act at the first point that makes the broken property.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import PositionProvider
+
+from autofix.toolkit import patterns
+from autofix.toolkit.edits import code
+from autofix.toolkit.parsed import find
+from autofix.toolkit.scope import PlannedEdits
+
+#: How many links a chain follows before it stops (a cycle, an odd program).
+MAX_DEPTH = 24
+#: Origins kept per trace.
+MAX_ORIGINS = 16
+#: The item an iteration yields (a path element).
+ITEM = "*"
+
+Path = tuple[object, ...]
+
+#: Methods and attributes that keep a value's data (its rows, and for most its dtype and
+#: trailing axes): followed to their receiver.
+KEEP_METHODS = frozenset({
+    "to", "cuda", "cpu", "detach", "clone", "contiguous", "numpy", "tolist", "copy",
+    "float", "double", "half", "long", "int", "bfloat16", "type", "astype", "to_numpy",
+    "squeeze", "unsqueeze", "view", "reshape", "flatten", "requires_grad_", "pin_memory",
+})
+KEEP_ATTRIBUTES = frozenset({"values", "T", "data"})
+#: Methods whose items are chunks of rows of their receiver (``for yb in y.split(8)``).
+SPLITS = frozenset({"split", "chunk", "tensor_split", "unbind"})
+#: Functions whose first argument is the data they convert (kept in the chain).
+CONVERTERS = (r"torch\.(tensor|as_tensor|from_numpy|Tensor|LongTensor|FloatTensor|"
+              r"DoubleTensor|IntTensor|HalfTensor|stack|cat)",
+              r"numpy\.(array|asarray|stack|concatenate|vstack|hstack|expand_dims)",
+              r"builtins\.(list|tuple)")
+_ITERATION_WRAPPERS = ("builtins.iter", "builtins.list", "builtins.sorted", "tqdm.tqdm",
+                       "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm")
+_TENSOR_DATASET = r"torch\.utils\.data(\.dataset)?\.TensorDataset"
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where (part of) a value is made: ``node`` the terminal expression, ``path`` the part
+    of its value the traced value is (``()`` the whole of it), ``via`` the expressions the
+    value went through, from the use to ``node`` (both included)."""
+
+    node: cst.CSTNode
+    path: Path
+    via: tuple[cst.CSTNode, ...]
+
+
+class Provenance:
+    """The provenance service of one recipe's module (see the module docstring)."""
+
+    def __init__(self, recipe: PlannedEdits) -> None:
+        self.recipe = recipe
+        self.program = recipe.program
+
+    # -- where the use is ------------------------------------------------------------
+
+    def line(self, node: cst.CSTNode) -> int:
+        """The line ``node`` starts on (0 unknown)."""
+        return self.program.line(node)
+
+    def name_read(self, name: str, line: int, key: str = "") -> cst.BaseExpression | None:
+        """The expression a runtime holder names: a read of ``name`` (``self.x`` for
+        ``"self.x"``) on ``line`` of this module (the line a frame was at), else the read
+        of it nearest that line in the same function (a loader named on the ``for`` line
+        above the failing one); subscripted by ``key`` when the holder is a container
+        (``batch["labels"]``, ``batch[2]``). ``None`` when the module reads no such name
+        there."""
+        at_line = self._node_on(line)
+        here = self.program.function_of(at_line) if at_line is not None else None
+        wanted: object = int(key) if key.isdigit() else key
+        best: tuple[tuple[int, int], cst.BaseExpression] | None = None
+        for node in self._reads(name):
+            pos = self.recipe.get_metadata(PositionProvider, node, None)
+            if pos is None:
+                continue
+            if pos.start.line <= line <= pos.end.line:
+                distance = 0
+            elif at_line is not None and self.program.function_of(node) is here:
+                distance = abs(pos.start.line - line)
+            else:
+                continue
+            read: cst.BaseExpression = node
+            parent = self.program.parent(node)
+            keyed = key and isinstance(parent, cst.Subscript) and parent.value is node \
+                and len(parent.slice) == 1 and isinstance(parent.slice[0].slice, cst.Index) \
+                and _literal(parent.slice[0].slice.value) == wanted
+            if keyed:
+                assert isinstance(parent, cst.Subscript)
+                read = parent
+            rank = (distance, 0 if keyed or not key else 1)
+            if best is None or rank < best[0]:
+                best = (rank, read)
+        found = best[1] if best is not None else None
+        if found is None or not key or isinstance(found, cst.Subscript):
+            return found
+        index: cst.BaseExpression = cst.Integer(key) if key.isdigit() \
+            else cst.SimpleString(repr(key))
+        return cst.Subscript(value=found, slice=[cst.SubscriptElement(cst.Index(index))])
+
+    def _node_on(self, line: int) -> cst.CSTNode | None:
+        """A statement of the module that holds ``line``, the innermost one."""
+        found: cst.CSTNode | None = None
+        for node in find(self.program.tree, m.SimpleStatementLine()):
+            pos = self.recipe.get_metadata(PositionProvider, node, None)
+            if pos is not None and pos.start.line <= line <= pos.end.line:
+                found = node
+        return found
+
+    def _reads(self, name: str) -> Iterator[cst.BaseExpression]:
+        if name.startswith("self."):
+            attr = name[len("self."):]
+            for node in find(self.program.tree, m.Attribute()):
+                if isinstance(node, cst.Attribute) and node.attr.value == attr \
+                        and m.matches(node.value, m.Name("self")):
+                    yield node
+            return
+        for node in find(self.program.tree, m.Name()):
+            if isinstance(node, cst.Name) and node.value == name:
+                parent = self.program.parent(node)
+                if isinstance(parent, cst.Attribute) and parent.attr is node:
+                    continue
+                yield node
+
+    # -- tracing ---------------------------------------------------------------------
+
+    def origins(self, expr: cst.BaseExpression, path: Path = ()) -> list[Origin]:
+        """Where the value ``expr`` (or its part ``path``) is made, each with the chain of
+        expressions it went through (see the module docstring)."""
+        out: list[Origin] = []
+        self._trace(expr, path, (), out, set())
+        return out[:MAX_ORIGINS]
+
+    def _trace(self, expr: cst.CSTNode, path: Path, via: tuple[cst.CSTNode, ...],
+               out: list[Origin], seen: set[tuple[int, Path]]) -> None:
+        key = (id(expr), path)
+        if len(via) > MAX_DEPTH or key in seen or len(out) >= MAX_ORIGINS:
+            return
+        seen.add(key)
+        via = (*via, expr)
+        before = len(out)
+        for nxt, nxt_path in self._steps(expr, path):
+            self._trace(nxt, nxt_path, via, out, seen)
+        if len(out) == before:
+            out.append(Origin(expr, path, via))
+
+    def _steps(self, expr: cst.CSTNode, path: Path) -> list[tuple[cst.CSTNode, Path]]:
+        """The expressions ``expr``'s value (part ``path``) comes from, one link back."""
+        if isinstance(expr, cst.Name):
+            return [s for target in self.program.resolve(expr.value, expr)
+                    for s in self._from_target(target, path)]
+        if isinstance(expr, cst.Attribute):
+            if m.matches(expr.value, m.Name("self")):
+                return self._self_attribute(expr, path)
+            if expr.attr.value in KEEP_ATTRIBUTES:
+                return [(expr.value, path)]
+            return []
+        if isinstance(expr, cst.Subscript):
+            return self._subscript(expr, path)
+        if isinstance(expr, (cst.Tuple, cst.List)) and path and isinstance(path[0], int):
+            elements = expr.elements
+            index = path[0]
+            if index < len(elements) and not isinstance(elements[index], cst.StarredElement):
+                return [(elements[index].value, path[1:])]
+            return []
+        if isinstance(expr, cst.Dict) and path and isinstance(path[0], str) and path[0] != ITEM:
+            return [(e.value, path[1:]) for e in expr.elements
+                    if isinstance(e, cst.DictElement) and _literal(e.key) == path[0]]
+        if isinstance(expr, cst.DictComp) and path and isinstance(path[0], str):
+            return self._dict_comprehension(expr, path)
+        if isinstance(expr, cst.Call):
+            return self._call(expr, path)
+        return []
+
+    def _from_target(self, target: cst.CSTNode, path: Path) -> list[tuple[cst.CSTNode, Path]]:
+        """What binds ``target`` (a name node an assignment, a ``for`` or a parameter
+        binds): the value it is assigned from, with the indices of its place in a tuple
+        target put in front of ``path``."""
+        if isinstance(target, cst.Param):
+            return self._parameter(target, path)
+        indices: list[object] = []
+        node: cst.CSTNode = target
+        parent = self.program.parent(node)
+        while isinstance(parent, cst.Element):
+            holder = self.program.parent(parent)
+            if not isinstance(holder, (cst.Tuple, cst.List)):
+                return []
+            indices.insert(0, list(holder.elements).index(parent))
+            node, parent = holder, self.program.parent(holder)
+        full = (*indices, *path)
+        if isinstance(parent, cst.AssignTarget):
+            assign = self.program.parent(parent)
+            return [(assign.value, full)] if isinstance(assign, cst.Assign) else []
+        if isinstance(parent, cst.AnnAssign) and parent.value is not None:
+            return [(parent.value, full)]
+        if isinstance(parent, (cst.For, cst.CompFor)) and parent.target is node:
+            return [(parent.iter, (ITEM, *full))]
+        return []
+
+    def _self_attribute(self, expr: cst.Attribute, path: Path
+                        ) -> list[tuple[cst.CSTNode, Path]]:
+        """``self.x``: what the methods of its class assign to ``self.x``, also as part of a
+        tuple (``self.train, self.val = loaders``)."""
+        cls = self.program.class_of(expr)
+        if cls is None:
+            return []
+        out: list[tuple[cst.CSTNode, Path]] = []
+        for node in find(cls, m.Attribute()):
+            if not (isinstance(node, cst.Attribute) and node.attr.value == expr.attr.value
+                    and m.matches(node.value, m.Name("self"))):
+                continue
+            out += self._from_target(node, path)
+        return out
+
+    def _parameter(self, param: cst.Param, path: Path) -> list[tuple[cst.CSTNode, Path]]:
+        func = next((a for a in self.program.ancestors(param)
+                     if isinstance(a, (cst.FunctionDef, cst.Lambda))), None)
+        if not isinstance(func, cst.FunctionDef):
+            return []
+        out: list[tuple[cst.CSTNode, Path]] = []
+        unfilled = False
+        for site in self.program.call_sites(func):
+            arg = self.program.bound(func, site, param.name.value)
+            if arg is None:
+                unfilled = True
+            else:
+                out.append((arg, path))
+        if param.default is not None and (unfilled or not out):
+            out.append((param.default, path))
+        return out
+
+    def _subscript(self, expr: cst.Subscript, path: Path) -> list[tuple[cst.CSTNode, Path]]:
+        if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+            index = _literal(expr.slice[0].slice.value)
+            if isinstance(index, (int, str)) and not isinstance(index, bool):
+                return [(expr.value, (index, *path))]
+        # a slice, a column selection (df[["label"]]), an added axis (x[:, None]): the rows
+        # and dtype come from what is subscripted
+        return [(expr.value, path)]
+
+    def _dict_comprehension(self, expr: cst.DictComp, path: Path
+                            ) -> list[tuple[cst.CSTNode, Path]]:
+        """``{k: v.to(d) for k, v in batch.items()}``: key ``path[0]`` of it is the value
+        the comprehension makes of ``batch[path[0]]``, followed to ``batch``."""
+        loop = expr.for_in
+        it = loop.iter
+        if isinstance(it, cst.Call) and m.matches(it.func, m.Attribute(attr=m.Name("items"))):
+            assert isinstance(it.func, cst.Attribute)
+            return [(it.func.value, path)]
+        return []
+
+    def _call(self, call: cst.Call, path: Path) -> list[tuple[cst.CSTNode, Path]]:
+        iterated = bool(path) and path[0] == ITEM
+        rest = path[1:]
+        func = self.program.function_called(call)
+        if func is not None:
+            returns: list[cst.CSTNode] = list(self.program.returns(func))
+            returns += [y.value for y in find(func, m.Yield()) if isinstance(y, cst.Yield)
+                        and isinstance(y.value, cst.BaseExpression)
+                        and self.program.function_of(y) is func]
+            has_yield = any(isinstance(y, cst.Yield) and self.program.function_of(y) is func
+                            for y in find(func, m.Yield()))
+            if has_yield and iterated:  # a generator iterated: each item is a yield
+                return [(r, rest) for r in returns]
+            return [(r, path) for r in returns]
+        cls = self.program.class_called(call)
+        if cls is not None and iterated:
+            getitem = next((s for s in cls.body.body if isinstance(s, cst.FunctionDef)
+                            and s.name.value == "__getitem__"), None)
+            if getitem is not None:
+                return [(r, rest) for r in self.program.returns(getitem)]
+            return []
+        if iterated:
+            found = self._iterated(call, rest)
+            if found is not None:
+                return found
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in KEEP_METHODS:
+            return [(call.func.value, path)]
+        if any(self.recipe.is_qualified(call.func, p) for p in CONVERTERS) and call.args \
+                and call.args[0].keyword is None and not call.args[0].star:
+            return [(call.args[0].value, path)]
+        if self.recipe.is_qualified(call.func, r"builtins\.dict") and path \
+                and isinstance(path[0], str):
+            return [(a.value, path[1:]) for a in call.args
+                    if a.keyword is not None and a.keyword.value == path[0]]
+        return []
+
+    def _iterated(self, call: cst.Call, rest: Path) -> list[tuple[cst.CSTNode, Path]] | None:
+        """The items of iterating ``call``'s value, when it is a loader, a dataset or an
+        iteration helper (``None`` when it is none of them)."""
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        if self.recipe.is_qualified(call.func, patterns.DATALOADER):
+            collate = keywords.get("collate_fn")
+            if collate is not None:
+                funcs = [v for v in self.program.values(collate)
+                         if isinstance(v, cst.FunctionDef)]
+                funcs += [t for t in self.program.resolve(collate.value, collate)
+                          if isinstance(t, cst.FunctionDef)] if isinstance(collate, cst.Name) \
+                    else []
+                if funcs:
+                    return [(r, rest) for f in funcs for r in self.program.returns(f)]
+                return []  # a library collator (padding): its batches are its own
+            dataset = keywords.get("dataset", positional[0] if positional else None)
+            return [(dataset, (ITEM, *rest))] if dataset is not None else []
+        if self.recipe.is_qualified(call.func, _TENSOR_DATASET):
+            if rest and isinstance(rest[0], int) and rest[0] < len(positional):
+                return [(positional[rest[0]], rest[1:])]
+            return []
+        if self.recipe.is_qualified(call.func, r"builtins\.enumerate"):
+            if rest and rest[0] == 1 and positional:
+                return [(positional[0], (ITEM, *rest[1:]))]
+            return []
+        if self.recipe.is_qualified(call.func, r"builtins\.zip"):
+            if rest and isinstance(rest[0], int) and rest[0] < len(positional):
+                return [(positional[rest[0]], (ITEM, *rest[1:]))]
+            return []
+        if any(self.recipe.is_qualified(call.func, w.replace(".", r"\.")) for w in
+               _ITERATION_WRAPPERS) and positional:
+            return [(positional[0], (ITEM, *rest))]
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in SPLITS:
+            return [(call.func.value, rest)]  # the chunks of x.split(8) are rows of x
+        return None
+
+    # -- reading a chain ---------------------------------------------------------------
+
+    def describe(self, origin: Origin) -> str:
+        """The chain in words (``y <- torch.tensor(...) <- df[["label"]]``), for a commit."""
+        return " <- ".join(code(n).strip().splitlines()[0][:40] for n in origin.via)
+
+
+def _literal(node: cst.BaseExpression) -> object:
+    if isinstance(node, cst.Integer):
+        return int(node.evaluated_value)
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value
+    return None

@@ -1,0 +1,304 @@
+"""Repair operators that establish a broken property where the script makes the value:
+the candidates of a verified search (:meth:`~autofix.toolkit.scope.PlannedEdits.choose`,
+each run by the engine until one passes the fault's proof).
+
+Each operator reads the provenance of the offending value (:class:`Origin` chains of
+:mod:`autofix.toolkit.provenance`, from the use to where it is made), walks each chain from
+its source end, and offers an :class:`~autofix.toolkit.scope.Option` at every point that
+makes the property, nearest the producer first; then one at the library boundary (the
+tensor maker), then one at the use. The first that passes its run is kept.
+
+- :func:`trailing_axis_options` (``drop-trailing-axis``): a column selected as a table
+  (``df[["label"]]`` -> ``df["label"]``), an axis added (``reshape(-1, 1)``,
+  ``unsqueeze(-1)``, ``x[:, None]``, ``np.expand_dims``, ``[[v] for v in ...]``) dropped
+  where it is added; else ``.squeeze(-1)`` on the tensor maker, or at the use;
+- :func:`cast_options` (``cast-int64``, ``cast-float32``): the element type made the one
+  the call needs where the array or tensor is made: ``dtype=`` of a numpy or torch maker
+  (``np.zeros(...)`` -> ``np.zeros(..., dtype=np.int64)``), a legacy constructor
+  (``torch.FloatTensor`` -> ``torch.LongTensor``), a cast method (``.float()`` ->
+  ``.long()``), ``.astype(...)``; else a cast on the tensor maker (``torch.from_numpy(x)
+  .long()``), or at the use;
+- :func:`loader_options` (``drop-last-batch``): ``drop_last=True`` on the ``DataLoader``
+  call that builds the loader, found from the name a user's frame held it under.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from autofix.toolkit import patterns
+from autofix.toolkit.edits import code
+from autofix.toolkit.provenance import Origin, Provenance
+from autofix.toolkit.scope import Option, PlannedEdits, replace_with
+from autofix.toolkit.values import NotFollowed, Owner, Values
+
+#: numpy functions that take ``dtype=`` and make a new array.
+NUMPY_MAKERS = (r"numpy\.(zeros|ones|empty|full|array|asarray|arange|zeros_like|ones_like|"
+                r"full_like|empty_like|stack|concatenate|vstack|hstack|linspace|eye)")
+#: numpy's random draws: float64, no ``dtype=`` (cast with ``.astype``).
+NUMPY_DRAWS = r"numpy\.random\.\w+"
+#: torch functions that take ``dtype=`` and make a new tensor.
+TORCH_MAKERS = (r"torch\.(tensor|as_tensor|zeros|ones|full|empty|arange|randn|rand|randint|"
+                r"zeros_like|ones_like|full_like|empty_like|linspace|eye|stack|cat)")
+#: torch's legacy typed constructors and the one of each element type.
+LEGACY = r"torch\.(Tensor|FloatTensor|DoubleTensor|HalfTensor|LongTensor|IntTensor)"
+#: What each target element type is called by numpy, by torch, as a cast method and as a
+#: legacy constructor.
+DTYPES = {
+    "int64": {"numpy": "int64", "torch": "long", "method": "long", "legacy": "LongTensor"},
+    "float32": {"numpy": "float32", "torch": "float32", "method": "float",
+                "legacy": "FloatTensor"},
+}
+#: Cast methods of tensors, replaced by the target's (``.float()`` -> ``.long()``).
+CAST_METHODS = ("float", "double", "half", "long", "int", "short", "bfloat16")
+#: Most options offered per operator (the engine runs at most 4).
+MAX_OPTIONS = 4
+
+
+def _in_tree(recipe: PlannedEdits, node: cst.CSTNode) -> bool:
+    return recipe.program.parent(node) is not None or node is recipe.program.tree
+
+
+def _label(recipe: PlannedEdits, node: cst.CSTNode, text: str) -> str:
+    line = recipe.program.line(node)
+    return f"{text} (line {line})" if line else text
+
+
+def _plan(recipe: PlannedEdits, node: cst.CSTNode, new: cst.CSTNode, why: str
+          ) -> Callable[[], None]:
+    return lambda: recipe.plan_edit(node, replace_with(new), why)
+
+
+def _method_call(value: cst.BaseExpression, method: str, *args: cst.Arg) -> cst.Call:
+    return cst.Call(func=cst.Attribute(value=value, attr=cst.Name(method)), args=args)
+
+
+def _dedupe(options: list[tuple[cst.CSTNode, Option]]) -> list[Option]:
+    seen: set[int] = set()
+    out: list[Option] = []
+    for node, option in options:
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        out.append(option)
+    return out[:MAX_OPTIONS]
+
+
+# -- drop-trailing-axis ----------------------------------------------------------------
+
+
+
+def _drops_axis(recipe: PlannedEdits, node: cst.CSTNode) -> cst.BaseExpression | None:
+    """``node`` without the trailing axis of 1 it adds, ``None`` when it adds none."""
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 \
+            and isinstance(node.slice[0].slice, cst.Index):
+        inner = node.slice[0].slice.value
+        if isinstance(inner, (cst.List, cst.Tuple)) and len(inner.elements) == 1 \
+                and isinstance(inner.elements[0].value, cst.SimpleString):
+            return node.with_changes(slice=[cst.SubscriptElement(cst.Index(
+                inner.elements[0].value))])  # df[["label"]] -> df["label"]
+    if isinstance(node, cst.Subscript) and any(
+            isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Name)
+            and e.slice.value.value == "None" for e in node.slice) and len(node.slice) == 2:
+        return node.value  # x[:, None] -> x
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        method, args = node.func.attr.value, node.args
+        if method in ("reshape", "view") and len(args) >= 2 and code(args[-1].value) == "1":
+            kept = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == len(args) - 2
+                    else a for i, a in enumerate(args[:-1])]
+            return node.with_changes(args=kept)
+        if method == "unsqueeze" and len(args) == 1 and code(args[0].value) in ("-1", "1"):
+            return node.func.value
+    if isinstance(node, cst.Call) and recipe.is_qualified(node.func, r"numpy\.expand_dims") \
+            and len(node.args) == 2 and code(node.args[1].value) in ("-1", "1"):
+        return node.args[0].value
+    if isinstance(node, cst.ListComp) and isinstance(node.elt, cst.List) \
+            and len(node.elt.elements) == 1:
+        return node.with_changes(elt=node.elt.elements[0].value)  # [[v] for v in ys]
+    if isinstance(node, cst.Call) and recipe.is_qualified(node.func, TORCH_MAKERS) \
+            and node.args and isinstance(node.args[0].value, cst.List) \
+            and len(node.args[0].value.elements) == 1 and node.args[0].keyword is None:
+        item = node.args[0].value.elements[0].value  # torch.tensor([label]) per row
+        return node.with_changes(args=[node.args[0].with_changes(value=item),
+                                       *node.args[1:]])
+    return None
+
+
+def _one_axis(node: cst.CSTNode) -> bool:
+    """``node`` already makes its value one axis less (``.squeeze(-1)``, ``.view(-1)``,
+    ``.reshape(-1)``, ``.flatten()``, ``.ravel()``, ``x[:, 0]``)."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        method, args = node.func.attr.value, [code(a.value) for a in node.args]
+        return (method == "squeeze" and args in ([], ["-1"], ["1"])) or (
+            method in ("view", "reshape") and args == ["-1"]) or method in ("flatten", "ravel")
+    return isinstance(node, cst.Subscript) and len(node.slice) == 2 \
+        and code(node.slice[1].slice) in ("0", "-1")
+
+
+def trailing_axis_options(recipe: PlannedEdits, origins: list[Origin]) -> list[Option]:
+    """Candidates that drop a trailing axis of 1 where the script adds it (see the module
+    docstring), nearest the producer first. Only a place that visibly adds the axis is a
+    candidate: a squeeze at the tensor maker or at the use would hide where the axis comes
+    from, and could not tell a fixed chain from one still broken. None when every chain
+    already drops such an axis (the breach is not this value's)."""
+    open_chains = [o for o in origins if not any(_one_axis(n) for n in o.via)]
+    if origins and not open_chains:
+        recipe.reason = "the value is made one axis already where the script makes it"
+        return []
+    found: list[tuple[cst.CSTNode, Option]] = []
+    for origin in open_chains:
+        for node in reversed(origin.via):
+            new = _drops_axis(recipe, node) if _in_tree(recipe, node) else None
+            if new is not None:
+                text = f"{code(new)} (not {code(node)}): one axis, as the loss takes it"
+                found.append((node, Option(_label(recipe, node, code(new)),
+                                           _plan(recipe, node, new, text))))
+                break
+    return _dedupe(found)
+
+
+# -- cast-int64 / cast-float32 ----------------------------------------------------------
+
+
+def _alias(call: cst.Call) -> str:
+    """The module name a call reaches its library through (``np`` in ``np.zeros``)."""
+    func: cst.BaseExpression = call.func
+    while isinstance(func, cst.Attribute):
+        func = func.value
+    return func.value if isinstance(func, cst.Name) else ""
+
+
+def _dtype_expr(module: str, name: str) -> cst.BaseExpression:
+    return cst.Attribute(value=cst.Name(module), attr=cst.Name(name))
+
+
+def _with_dtype(call: cst.Call, dtype: cst.BaseExpression) -> cst.Call:
+    args = list(call.args)
+    for i, arg in enumerate(args):
+        if arg.keyword is not None and arg.keyword.value == "dtype":
+            args[i] = arg.with_changes(value=dtype)
+            return call.with_changes(args=args)
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(
+            " ")))
+    args.append(cst.Arg(value=dtype, keyword=cst.Name("dtype"),
+                        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                              whitespace_after=cst.SimpleWhitespace(""))))
+    return call.with_changes(args=args)
+
+
+def _cast_at(recipe: PlannedEdits, node: cst.CSTNode, target: str
+             ) -> cst.BaseExpression | None:
+    """``node`` made in the element type ``target`` where it makes its value, ``None``
+    when ``node`` makes none (or already that type)."""
+    names = DTYPES[target]
+    if not isinstance(node, cst.Call):
+        return None
+    func = node.func
+    if recipe.is_qualified(func, NUMPY_MAKERS):
+        return _with_dtype(node, _dtype_expr(_alias(node), names["numpy"]))
+    if recipe.is_qualified(func, NUMPY_DRAWS):
+        return _method_call(node, "astype", cst.Arg(_dtype_expr(_alias(node), names["numpy"])))
+    if recipe.is_qualified(func, TORCH_MAKERS):
+        return _with_dtype(node, _dtype_expr(_alias(node), names["torch"]))
+    if recipe.is_qualified(func, LEGACY) and isinstance(func, cst.Attribute) \
+            and func.attr.value != names["legacy"]:
+        return node.with_changes(func=func.with_changes(attr=cst.Name(names["legacy"])))
+    if isinstance(func, cst.Attribute) and func.attr.value in CAST_METHODS and not node.args:
+        if func.attr.value == names["method"]:
+            return None
+        return node.with_changes(func=func.with_changes(attr=cst.Name(names["method"])))
+    if isinstance(func, cst.Attribute) and func.attr.value == "astype" and len(node.args) == 1:
+        arg = node.args[0].value
+        module = arg.value.value if isinstance(arg, cst.Attribute) \
+            and isinstance(arg.value, cst.Name) else "np"
+        return node.with_changes(args=[cst.Arg(_dtype_expr(module, names["numpy"]))])
+    return None
+
+
+def _made_as(recipe: PlannedEdits, node: cst.CSTNode, target: str) -> bool:
+    """``node`` already makes its value in the element type ``target``."""
+    names = DTYPES[target]
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    wanted = {names["numpy"], names["torch"], names["method"]} | (
+        {"float", "float32"} if target == "float32" else {"int64", "long"})
+    dtype = next((a.value for a in node.args if a.keyword and a.keyword.value == "dtype"),
+                 None)
+    if dtype is not None:
+        return code(dtype).rsplit(".", 1)[-1].strip("'\"") in wanted
+    if isinstance(func, cst.Attribute) and func.attr.value in (names["method"], names["legacy"]):
+        return not node.args or func.attr.value == names["legacy"]
+    if isinstance(func, cst.Attribute) and func.attr.value in ("astype", "to") and node.args:
+        return code(node.args[0].value).rsplit(".", 1)[-1].strip("'\"") in wanted
+    return False
+
+
+def cast_options(recipe: PlannedEdits, origins: list[Origin], use: cst.BaseExpression | None,
+                 target: str) -> list[Option]:
+    """Candidates that make the value's element type ``target`` (``"int64"`` or
+    ``"float32"``) where it is made (see the module docstring), nearest the producer
+    first. None when every chain already makes it so (the breach is not this value's)."""
+    names = DTYPES[target]
+    open_chains = [o for o in origins if not any(_made_as(recipe, n, target) for n in o.via)]
+    if origins and not open_chains:
+        recipe.reason = f"the value is made as {target} already where the script makes it"
+        return []
+    found: list[tuple[cst.CSTNode, Option]] = []
+    for origin in open_chains:
+        for node in reversed(origin.via):
+            new = _cast_at(recipe, node, target) if _in_tree(recipe, node) else None
+            if new is not None:
+                text = f"{code(new)[:70]}: made as {target} where it is made"
+                found.append((node, Option(_label(recipe, node, code(new)[:60]),
+                                           _plan(recipe, node, new, text))))
+                break
+    for origin in open_chains:
+        for node in reversed(origin.via):
+            if _in_tree(recipe, node) and isinstance(node, cst.Call) \
+                    and recipe.is_qualified(node.func, r"torch\.from_numpy"):
+                new = _method_call(node, names["method"])
+                found.append((node, Option(_label(recipe, node, code(new)[:60]),
+                                           _plan(recipe, node, new, f"{code(new)[:70]}: "
+                                                 f"{target} where the tensor is made"))))
+                break
+    if use is not None and _in_tree(recipe, use) and open_chains:
+        new = _method_call(use, names["method"])
+        found.append((use, Option(_label(recipe, use, code(new)),
+                                  _plan(recipe, use, new, f"{code(new)} at the call"))))
+    return _dedupe(found)
+
+
+# -- drop-last-batch -------------------------------------------------------------------
+
+
+def loader_options(recipe: PlannedEdits, provenance: Provenance,
+                   loader: cst.BaseExpression) -> list[Option]:
+    """``drop_last=True`` on each ``DataLoader(...)`` call the loader ``loader`` (the
+    user's expression for it) is built by; one option per call."""
+    values = Values(recipe)
+    options: list[Option] = []
+    for origin in provenance.origins(loader):
+        node = origin.node
+        if not isinstance(node, cst.Call) or not recipe.is_qualified(node.func,
+                                                                      patterns.DATALOADER):
+            continue
+        owner = values.owners_of(node, patterns.DATALOADER)
+        if not owner:
+            continue
+
+        options.append(Option(_label(recipe, node, "DataLoader(..., drop_last=True)"),
+                              _set_drop_last(recipe, owner[0])))
+    return options[:MAX_OPTIONS]
+
+
+def _set_drop_last(recipe: PlannedEdits, owner: Owner) -> Callable[[], None]:
+    def plan() -> None:
+        try:  # drop_last is DataLoader's 9th parameter (torch 2.13)
+            owner.set("drop_last", True, "the last, short batch is dropped", position=8)
+        except NotFollowed as exc:
+            recipe.reason = str(exc)
+    return plan
