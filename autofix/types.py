@@ -46,7 +46,8 @@ class ExceptionInfo:
     ``type`` is the qualified name (``builtins.IndexError`` or just ``IndexError`` when
     parsed from text); ``frames`` run from outermost to innermost; ``chain`` holds the
     exceptions this one was raised from or during, outermost cause first; ``facts`` the
-    facts of the frames that matter, innermost first (none when parsed from text).
+    facts of the frames that matter, innermost first (none when parsed from text);
+    ``contract`` the call contract the failure broke (:attr:`contract`).
     """
 
     type: str
@@ -54,6 +55,10 @@ class ExceptionInfo:
     frames: tuple[Frame, ...] = ()
     chain: tuple[ExceptionInfo, ...] = ()
     facts: tuple[FrameFacts, ...] = ()
+    #: The input contract of the failing call its real arguments broke, with their runtime
+    #: provenance (JSON of ``autofix/run/child/call_contracts/``; empty when none was
+    #: broken, or when parsed from text).
+    contract: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def short_type(self) -> str:

@@ -6,8 +6,10 @@ one registry (:mod:`autofix.categories.registry`). Traceback text is read by
 :mod:`autofix.categories.tracebacks`; where an error was raised by
 :mod:`autofix.categories.sites`.
 
-Imports: :mod:`autofix.types`, :mod:`autofix.paths` and the child's contract
-(:mod:`autofix.run.child.contract`) only; nothing of the loop, the runner, git or reports.
+Imports: :mod:`autofix.types`, :mod:`autofix.paths`, the child's contract
+(:mod:`autofix.run.child.contract`) and the call contracts' declarations
+(:mod:`autofix.run.child.call_contracts`) only; nothing of the loop, the runner, git or
+reports.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autofix.categories.breaches import breach_of
 from autofix.categories.failure import Failure
 from autofix.types import Diagnosis, ProbeReport, RunResult
 
@@ -156,7 +157,12 @@ class Category:
     def fits(self, failure: Failure) -> bool:
         """What :attr:`check` says of ``failure`` allows this category: not refuted, and
         shown when the category needs its facts (:attr:`needs_facts`, or no message
-        patterns to go by)."""
+        patterns to go by). A call contract broken at the failure whose category is this
+        one (:func:`autofix.categories.breaches.breach_of`) shows it whatever ``check``
+        reads."""
+        found = breach_of(failure.exc)
+        if found is not None and found.category == self.id:
+            return True  # the contract of the failing call, measured on its arguments
         if self.check is None:
             return True
         try:

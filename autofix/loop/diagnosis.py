@@ -8,7 +8,15 @@ import math
 import re
 from pathlib import Path
 
-from autofix.categories import TIMEOUT, UNKNOWN, Category, all_categories, get_category
+from autofix.categories import (
+    TIMEOUT,
+    UNKNOWN,
+    Category,
+    all_categories,
+    get_category,
+    is_category,
+)
+from autofix.categories.breaches import breach_of
 from autofix.categories.catalogue.divergence import divergence_evidence
 from autofix.categories.catalogue.evidence import evidence_advice
 from autofix.categories.failure import Failure
@@ -39,8 +47,10 @@ def classify(exc: ExceptionInfo, probe: ProbeReport | None = None) -> Category:
     The facts at the failure (the objects in the failing frames, ``exc.facts``, and the
     run's ``probe`` report) are part of the match too (``Category.check``): a category
     they refute does not fire (``Target -1 is out of bounds`` is not a head too small),
-    and one that needs them fires only when they show it. Plugins' categories take part
-    once loaded. Returns :data:`UNKNOWN` when nothing matches.
+    and one that needs them fires only when they show it. When no category matches, the
+    input contract the failing call's real arguments broke names it (its ``category``:
+    :mod:`autofix.categories.breaches`), whatever the message says. Plugins' categories
+    take part once loaded. Returns :data:`UNKNOWN` when nothing matches.
     """
     plugins()  # a plugin's categories join the registry when it loads
     chain = (exc, *exc.chain)
@@ -54,6 +64,9 @@ def classify(exc: ExceptionInfo, probe: ProbeReport | None = None) -> Category:
 
     found = next((category for candidate in chain for category in categories
                   if matches(category, candidate)), UNKNOWN)
+    breach = breach_of(exc)
+    if found is UNKNOWN and breach is not None and is_category(breach.category):
+        return get_category(breach.category)  # no message known: the contract measured
     for category in categories:
         if found.id in category.overrides and any(matches(category, c) for c in chain):
             return category

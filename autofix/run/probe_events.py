@@ -48,6 +48,7 @@ def exception_from_json(data: dict[str, Any]) -> ExceptionInfo:
             for f in data.get("facts", []) if isinstance(f, dict)
         ),
     )
+        contract=data["contract"] if isinstance(data.get("contract"), dict) else {},
 
 
 def _loss(value: Any) -> float | None:

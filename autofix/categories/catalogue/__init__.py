@@ -11,7 +11,8 @@ Adding a category is one entry in the family module it belongs to (``docs/recipe
 walks through it); its recipes go into the recipes' folder of the same name
 (``recipes/labels/`` for the categories of ``labels.py``).
 
-Imports: autofix.types, autofix.paths, autofix.categories, autofix.run.child.contract.
+Imports: autofix.types, autofix.paths, autofix.categories, autofix.run.child.contract,
+autofix.run.child.call_contracts (the contracts' own declarations: standard library only).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from autofix.categories.catalogue.checkpoints import CHECKPOINTS
 from autofix.categories.catalogue.contracts import CONTRACTS
 from autofix.categories.catalogue.course import COURSE
 from autofix.categories.catalogue.data import DATA
+from autofix.categories.catalogue.declared import DECLARED
 from autofix.categories.catalogue.divergence import DIVERGENCE
 from autofix.categories.catalogue.drift import DRIFT
 from autofix.categories.catalogue.evidence import ROOT_CAUSES as STEP_ROOT_CAUSES
@@ -39,14 +41,15 @@ from autofix.categories.model import Category
 from autofix.categories.registry import register_category
 
 #: Every built-in category, in classification order.
-BUILT_IN: tuple[Category, ...] = (*LLM, *LABELS, *VALUES, *CONTRACTS, *DATA, *COURSE, *DRIFT,
-                                  *REPORTED, *CHECKPOINTS, *ADVICE, *SYMPTOMS, *ROOT_CAUSES,
-                                  *DIVERGENCE, *STEP_ROOT_CAUSES, READS_STDIN, TIMEOUT,
-                                  UNKNOWN)
+BUILT_IN: tuple[Category, ...] = (*LLM, *LABELS, *VALUES, *CONTRACTS, *DECLARED, *DATA,
+                                  *COURSE, *DRIFT, *REPORTED, *CHECKPOINTS, *ADVICE, *SYMPTOMS,
+                                  *ROOT_CAUSES, *DIVERGENCE, *STEP_ROOT_CAUSES, READS_STDIN,
+                                  TIMEOUT, UNKNOWN)
 
 for _category in BUILT_IN:
     register_category(_category)
 
-__all__ = ["ADVICE", "BUILT_IN", "CHECKPOINTS", "CONTRACTS", "COURSE", "DATA", "DIVERGENCE",
-           "DRIFT", "LABELS", "LLM", "LR_TOO_HIGH", "READS_STDIN", "REPORTED", "ROOT_CAUSES",
-           "SLOW_TRIAL", "STEP_ROOT_CAUSES", "SYMPTOMS", "TIMEOUT", "UNKNOWN", "VALUES"]
+__all__ = ["ADVICE", "BUILT_IN", "CHECKPOINTS", "CONTRACTS", "COURSE", "DATA", "DECLARED",
+           "DIVERGENCE", "DRIFT", "LABELS", "LLM", "LR_TOO_HIGH", "READS_STDIN",
+           "REPORTED", "ROOT_CAUSES", "SLOW_TRIAL", "STEP_ROOT_CAUSES", "SYMPTOMS", "TIMEOUT",
+           "UNKNOWN", "VALUES"]

@@ -18,6 +18,7 @@ from typing import Any
 
 from .contract import Env, Event
 from .evidence import EvidenceMonitor
+from .call_contracts import breach_at
 from .facts import frame_facts
 from .symptoms import Chance, LossMonitor, extended_budget
 
@@ -287,4 +288,5 @@ def describe_exception(exc: BaseException, depth: int = 0, *, skip: str = "",
     kind = type(exc)
     return {**extra, "type": f"{kind.__module__}.{kind.__qualname__}", "message": str(exc),
             "frames": frames, "chain": chain,
-            "facts": frame_facts(exc.__traceback__, REPO_ROOT, skip)}
+            "facts": frame_facts(exc.__traceback__, REPO_ROOT, skip),
+            "contract": breach_at(exc.__traceback__, REPO_ROOT)}
