@@ -91,6 +91,18 @@ class CallBreach:
             text += f" (the same call passes with {self.change})"
         return text
 
+    def advice(self, lead: str = "") -> str:
+        """The breach as advice in the script's terms: the failing line (``lead``), the
+        contract, the change the child confirmed and the user's name that held the value."""
+        text = lead + self.sentence()
+        named = next((h for h in self.holders if h.name), None)
+        if named is not None:
+            shown = f"{named.name}[{named.key!r}]" if named.key and not named.key.isdigit() \
+                else f"{named.name}[{named.key}]" if named.key else named.name
+            text += (f"; make `{shown}` so where the script makes it ({Path(named.file).name}, "
+                     f"line {named.line} holds it)")
+        return text
+
     def holder_in(self, path: Path | str | None) -> Holder | None:
         """The innermost holder whose frame is in ``path`` (``None`` when none is)."""
         return next((h for h in self.holders if h.is_in(path)), None)

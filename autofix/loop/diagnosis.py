@@ -221,6 +221,12 @@ def diagnose(run: RunResult, script: Path, root: str = "") -> Diagnosis:
     advice = category.advise(failure) if category.advise else ""
     if not advice and category.advice:
         advice = category.advice(run.probe)  # what the facts say
+    breach = breach_of(exc)
+    if breach is not None:  # the failing call's contract, measured on its arguments
+        diagnosis = dataclasses.replace(diagnosis, details=(
+            *diagnosis.details, f"contract broken: {breach.sentence()}"))
+        if not advice and breach.category == category.id:
+            advice = breach.advice(failure.lead())
     return dataclasses.replace(diagnosis, hint=advice) if advice else diagnosis
 
 
