@@ -224,6 +224,66 @@ def test_no_module_takes_another_modules_private_names() -> None:
     assert taken == []
 
 
+def defined_names(node: ast.AST) -> list[str]:
+    """The names ``node`` defines inside a class: a method's, a class attribute's, or
+    ``self.x = ...``'s attribute."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return [node.name]
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
+            is_own(node.value):
+        return [node.attr]
+    targets = node.targets if isinstance(node, ast.Assign) else \
+        [node.target] if isinstance(node, ast.AnnAssign) else []
+    return [t.id for t in targets if isinstance(t, ast.Name)]
+
+
+def private_members(trees: dict[str, ast.Module]) -> dict[str, set[str]]:
+    """The private names (``_x``, not ``__x__``) the classes of each module define
+    (:func:`defined_names`): name -> the modules defining it."""
+    found: dict[str, set[str]] = {}
+    for path, tree in trees.items():
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            for node in ast.walk(cls):
+                for name in defined_names(node):
+                    if name.startswith("_") and not name.startswith("__"):
+                        found.setdefault(name, set()).add(path)
+    return found
+
+
+def is_own(node: ast.expr) -> bool:
+    """``self`` or ``cls``, or ``super()``: the object's own members."""
+    return isinstance(node, ast.Name) and node.id in ("self", "cls") or \
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+
+
+def private_member_uses(trees: dict[str, ast.Module]) -> list[str]:
+    """Each ``obj._x`` (``obj`` not ``self``, ``cls`` or ``super()``) in a module of
+    ``trees`` where ``_x`` is private to a class of another module: ``program._x(...)``
+    from a recipe. (:func:`private_imports` sees only names taken from a module, never a
+    member reached through an object, nor the recipes' modules.)"""
+    members = private_members(trees)
+    found = []
+    for path, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in members and \
+                    not is_own(node.value) and path not in members[node.attr]:
+                found.append(f"{path}:{node.lineno} {ast.unparse(node)} (private to "
+                             f"{', '.join(sorted(members[node.attr]))})")
+    return found
+
+
+def test_no_module_reaches_another_modules_private_members() -> None:
+    """What one module needs of another's objects is public (``Program.target_values``,
+    not ``Program._target_values``), in autofix/ and recipes/ alike."""
+    trees = {str(MODULES[m].relative_to(ROOT)): _tree(m) for m in MODULES}  # parsed once
+    trees |= {str(p.relative_to(ROOT)): ast.parse(p.read_text(encoding="utf-8"))
+              for p in sorted((ROOT / "recipes").rglob("*.py"))}
+    assert private_member_uses(trees) == []
+    seeded = {"a.py": ast.parse("class P:\n    def _walk(self):\n        return self._walk\n"),
+              "b.py": ast.parse("def f(program):\n    return program._walk()\n")}
+    assert private_member_uses(seeded) == ["b.py:2 program._walk (private to a.py)"]
+
+
 @functools.cache
 def _sizes() -> tuple[tuple[str, int, tuple[tuple[str, int], ...]], ...]:
     """(path, lines, ((function, lines), ...)) of every module of autofix/ and recipes/."""

@@ -335,7 +335,7 @@ class Program:
         out: list[cst.CSTNode] = []
         if isinstance(expr, cst.Name):
             for target in self.resolve(expr.value, expr):
-                out += self._target_values(target, depth + 1, seen)
+                out += self.target_values(target, depth + 1, seen)
             return out or [expr]
         if isinstance(expr, cst.Call):
             func = self.function_called(expr)
@@ -350,10 +350,18 @@ class Program:
             return out or [expr]
         return [expr]
 
-    def _target_values(self, target: cst.CSTNode, depth: int, seen: set[cst.CSTNode]
-                       ) -> list[cst.CSTNode]:
+    def target_values(self, target: cst.CSTNode, depth: int = 0,
+                      seen: set[cst.CSTNode] | None = None) -> list[cst.CSTNode]:
+        """The expressions the name bound at ``target`` may hold (:meth:`values` of a name,
+        from one of its bindings): ``target`` is what :meth:`resolve` gives (the ``Name`` of
+        an assignment target, of a tuple element being unpacked, or a ``Param``, followed
+        to its call sites' arguments and its default). ``depth`` counts the steps already
+        followed (the walk stops past ``MAX_DEPTH``), ``seen`` the expressions already
+        visited. Empty when the binding holds nothing the module shows (an import, a
+        ``for`` target, a parameter never filled)."""
+        seen = set() if seen is None else seen
         if isinstance(target, cst.Param):
-            func = self._param_function(target)
+            func = self.param_function(target)
             out: list[cst.CSTNode] = []
             sites = self.call_sites(func) if func is not None else []
             unfilled = not sites
@@ -387,7 +395,8 @@ class Program:
                 return self._element(assign.value, index, depth, seen)
         return []
 
-    def _param_function(self, param: cst.Param) -> cst.FunctionDef | None:
+    def param_function(self, param: cst.Param) -> cst.FunctionDef | None:
+        """The function whose parameter ``param`` is; ``None`` for a lambda's."""
         for anc in self.ancestors(param):
             if isinstance(anc, cst.FunctionDef):
                 return anc
@@ -538,7 +547,7 @@ class Program:
 
     def is_tokenizer_target(self, target: cst.CSTNode) -> bool:
         return any(isinstance(v, cst.Call) and self.r.is_qualified(v.func, patterns.TOKENIZER)
-                   for v in self._target_values(target, 1, set()))
+                   for v in self.target_values(target, 1, set()))
 
     def tokenizer_at(self, at: cst.CSTNode) -> TokenizerPlan | str:
         """How to name a tokenizer at ``at``: in scope, else threaded in as a keyword-only

@@ -123,7 +123,7 @@ class _Tracer:
     def _from_target(self, target: cst.CSTNode, text: str, depth: int) -> Source:
         program = self.program
         if isinstance(target, cst.Param):
-            func = program._param_function(target)
+            func = program.param_function(target)
             name = target.name.value
             given = [program.bound(func, s, name) for s in program.call_sites(func)] \
                 if func is not None else []

@@ -411,7 +411,7 @@ class RawDatasetToTokenized(PlannedEdits):
             for target in program.resolve(name, at):
                 if isinstance(target, (cst.FunctionDef, cst.ClassDef, cst.ImportAlias)):
                     continue
-                for value in program._target_values(target, 1, set()):
+                for value in program.target_values(target, 1):
                     receiver = map_receiver(value)
                     if receiver is None:
                         continue

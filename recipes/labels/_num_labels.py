@@ -268,7 +268,7 @@ class HeadSize(PlannedEdits):
                                        _is_integer))
 
     def _values_of_target(self, target: cst.CSTNode) -> list[cst.CSTNode]:
-        return self.program._target_values(target, 0, set()) or [target]
+        return self.program.target_values(target) or [target]
 
     def _set_count(self, call: cst.Call) -> None:
         value = cst.Integer(str(self.num_labels))
