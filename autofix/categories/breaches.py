@@ -108,6 +108,45 @@ class CallBreach:
         return next((h for h in self.holders if h.is_in(path)), None)
 
 
+#: Arguments of the failing call shown, at most.
+MAX_ARGUMENTS = 6
+
+
+def _value_text(value: Mapping[str, Any]) -> str:
+    kind = str(value.get("kind", ""))
+    if kind in ("tensor", "array"):
+        text = f"{kind} {value.get('dtype', '?')} {tuple(value.get('shape', ()))}"
+        if "min" in value and "max" in value:
+            text += f" in [{value['min']}, {value['max']}]"
+        return text
+    if kind in ("number", "str", "bool", "none"):
+        return f"{kind} {value.get('value')!r}"
+    return str(value.get("type", kind)).rsplit(".", 1)[-1] or kind
+
+
+def failing_call(exc: ExceptionInfo) -> str:
+    """The call that raised, with the facts of its arguments as the child measured them
+    (``torch/nn/functional.py:cross_entropy(input: tensor torch.float32 (16, 3), target:
+    tensor torch.int64 (16, 1) in [0, 2])``): the innermost library frame the child
+    described, "" when it described none (a failure parsed from text)."""
+    for candidate in (exc, *exc.chain):
+        for frame in candidate.facts:
+            if frame.user:
+                continue
+            parts = [f"{name}: {_value_text(value)}"
+                     for name, value in list(frame.values.items())[:MAX_ARGUMENTS]
+                     if name != "self"]
+            owner = frame.values.get("self")
+            where = frame.file.replace("\\", "/")
+            for marker in ("site-packages/", "dist-packages/"):
+                where = where.split(marker, 1)[-1]
+            head = f"{where}:{frame.function}"
+            if owner is not None:
+                head += f" of {_value_text(owner)}"
+            return f"{head}({', '.join(parts)})"
+    return ""
+
+
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 

@@ -16,7 +16,7 @@ from autofix.categories import (
     get_category,
     is_category,
 )
-from autofix.categories.breaches import breach_of
+from autofix.categories.breaches import breach_of, failing_call
 from autofix.categories.catalogue.divergence import divergence_evidence
 from autofix.categories.catalogue.evidence import evidence_advice
 from autofix.categories.failure import Failure
@@ -222,6 +222,10 @@ def diagnose(run: RunResult, script: Path, root: str = "") -> Diagnosis:
     if not advice and category.advice:
         advice = category.advice(run.probe)  # what the facts say
     breach = breach_of(exc)
+    call = failing_call(exc) if category is UNKNOWN else ""
+    if call:  # no category: still the failing call and its inputs as measured
+        diagnosis = dataclasses.replace(diagnosis, details=(
+            *diagnosis.details, f"the failing call: {call}"))
     if breach is not None:  # the failing call's contract, measured on its arguments
         diagnosis = dataclasses.replace(diagnosis, details=(
             *diagnosis.details, f"contract broken: {breach.sentence()}"))

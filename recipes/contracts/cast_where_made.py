@@ -1,5 +1,6 @@
-"""input-dtype-mismatch (and float-token-ids, class-ids-as-floats): a value of another
-element type than the call takes, made in that type where the script makes it.
+"""input-dtype-mismatch (and float-token-ids, class-ids-as-floats,
+int-labels-on-multi-label-head): a value of another element type than the call takes, made
+in that type where the script makes it.
 
 The child found the failing call's argument of the wrong dtype (float64 features from
 numpy into a float32 ``nn.Linear``, token ids as float64 from ``np.zeros`` into an
@@ -67,12 +68,13 @@ _LABELS = (
 class CastWhereMade(BreachRecipe):
     id = "cast-where-made"
     category = "input-dtype-mismatch"
-    also_fixes = ("float-token-ids", "class-ids-as-floats")
+    also_fixes = ("float-token-ids", "class-ids-as-floats", "int-labels-on-multi-label-head")
     title = "make the value in the element type the call takes, where the script makes it"
     requires_imports = ("torch",)
     operators = tuple(TARGETS)
     subject_from_change = True
-    restores = ("input-dtype-mismatch", "float-token-ids", "class-ids-as-floats")
+    restores = ("input-dtype-mismatch", "float-token-ids", "class-ids-as-floats",
+                "int-labels-on-multi-label-head")
     nothing_to_do = "the argument was not followed to where the script makes it"
 
     examples = (

@@ -25,7 +25,8 @@ from autofix.toolkit.source_ops import trailing_axis_options
 from ._breach import BreachRecipe, breach_failure
 
 
-def _breach(line: int, name: str = "y", key: str = "", function: str = "<module>") -> dict[str, object]:
+def _breach(line: int, name: str = "y", key: str = "", function: str = "<module>"
+            ) -> dict[str, object]:
     return {"contract": "class-target-shape", "category": "loss-target-shape",
             "api": "torch.nn.functional.cross_entropy", "argument": "target",
             "says": "class ids shaped like the scores without their class axis",

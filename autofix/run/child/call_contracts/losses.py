@@ -141,6 +141,31 @@ def _binary_shape(call: Call) -> Breach | None:
                   {"input_shape": list(scores.shape), "target_shape": list(target.shape)})
 
 
+def _binary_dtype(call: Call) -> Breach | None:
+    """Binary/multi-label targets that are not floats (class ids or multi-hot rows kept
+    as int64)."""
+    pair = _loss_pair(call)
+    if pair is None:
+        return None
+    scores, target = pair
+    if target.is_floating_point() or tuple(target.shape) != tuple(scores.shape):
+        return None
+    return Breach("dtype", f"targets as {dtype_text(target)}",
+                  f"float targets ({dtype_text(scores)}, the input's dtype)", target,
+                  {"dtype": dtype_text(target)})
+
+
+def _binary_dtype_trial(call: Call, breach: Breach) -> Confirmed | None:
+    pair = _loss_pair(call)
+    if pair is None or call.torch is None:
+        return None
+    scores, target = pair
+    fn = call.torch.nn.functional.binary_cross_entropy_with_logits
+    if str(scores.dtype) == "torch.float32" and call.passes(lambda: fn(scores, target.float())):
+        return Confirmed("cast-float32", "target.float()")
+    return None
+
+
 _HEAD = '''import torch
 import torch.nn.functional as F
 scores = torch.randn(8, 3)
@@ -212,6 +237,24 @@ LOSSES: tuple[Contract, ...] = (
                     "F.binary_cross_entropy_with_logits(torch.randn(8, 1), torch.rand(8, 2))\n"),
             Example("import torch\nimport torch.nn.functional as F\n"
                     "F.binary_cross_entropy_with_logits(torch.randn(8, 1), torch.rand(8, 1))\n",
+                    breaks=False),
+        ),
+    ),
+    Contract(
+        id="binary-target-dtype",
+        category="int-labels-on-multi-label-head",
+        api="torch.nn.functional.binary_cross_entropy_with_logits",
+        sites=_BCE_SITES,
+        argument="target",
+        says="float targets",
+        check=_binary_dtype,
+        trial=_binary_dtype_trial,
+        repairs=("cast-float32",),
+        examples=(
+            Example("import torch\n"
+                    "torch.nn.BCEWithLogitsLoss()(torch.randn(8, 1), torch.ones(8, 1).long())\n"),
+            Example("import torch\n"
+                    "torch.nn.BCEWithLogitsLoss()(torch.randn(8, 4), torch.ones(8, 4))\n",
                     breaks=False),
         ),
     ),
