@@ -22,6 +22,7 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
+import libcst as cst
 import tomllib
 from mutation_ops import (
     AnchorError,
@@ -526,6 +527,13 @@ def kind(kind_id: str) -> Kind:
     return next(k for k in KINDS if k.id == kind_id)
 
 
+@cache
+def _source(path: str) -> tuple[str, cst.Module]:
+    """A healthy file's text and its parse (relative to ``sample_scripts/mutations``)."""
+    text = (SAMPLES / path).read_text(encoding="utf-8")
+    return text, cst.parse_module(text)
+
+
 def _mutant_id(kind_id: str, site: Site, taken: set[str]) -> str:
     base = f"{kind_id}:{site.script}"
     name, n = base, 2
@@ -539,6 +547,11 @@ def mutants() -> list[Mutant]:
     """Every declared mutant, its sources mutated; raises ``mutation_ops.AnchorError`` (or
     a parse error) for a site whose anchor is gone from its healthy script, and ValueError
     for a mutant that changes nothing or does not compile."""
+    return list(_mutants())
+
+
+@cache
+def _mutants() -> tuple[Mutant, ...]:
     scripts = healthy_scripts()
     found: list[Mutant] = []
     taken: set[str] = set()
@@ -546,9 +559,9 @@ def mutants() -> list[Mutant]:
         for site in k.sites:
             healthy = scripts[site.script]
             path = site.file or healthy.script
-            original = (SAMPLES / path).read_text(encoding="utf-8")
+            original, parsed = _source(path)
             try:
-                mutated = mutate(original, site.op)
+                mutated = mutate(parsed, site.op)
             except AnchorError as error:
                 raise AnchorError(f"{k.id} at {path}: {error}") from None
             if mutated == original:
@@ -556,7 +569,7 @@ def mutants() -> list[Mutant]:
             compile(mutated, path, "exec")
             found.append(Mutant(_mutant_id(k.id, site, taken), k, healthy, site,
                                 {path: mutated}))
-    return found
+    return tuple(found)
 
 
 def styles_of(k: Kind) -> set[str]:

@@ -41,9 +41,15 @@ def norm(code: str) -> str:
 def _statement_matches(module: cst.Module, node: cst.CSTNode, anchor: str) -> bool:
     if isinstance(node, cst.SimpleStatementLine):
         return norm(module.code_for_node(node)).startswith(norm(anchor))
-    if isinstance(node, cst.BaseCompoundStatement):
-        lines = [ln for ln in module.code_for_node(node).splitlines() if ln.strip()]
-        head = next((ln for ln in lines if not ln.lstrip().startswith("@")), "")
+    if isinstance(node, cst.BaseCompoundStatement) and hasattr(node, "body"):
+        # its header alone: the body (and any else) replaced by "pass" before codegen
+        changes: dict[str, object] = {"body": cst.IndentedBlock(body=[_pass_line()]),
+                                      "leading_lines": []}
+        if hasattr(node, "decorators"):
+            changes["decorators"] = []
+        if getattr(node, "orelse", None) is not None:
+            changes["orelse"] = None
+        head = module.code_for_node(node.with_changes(**changes)).split("\n")[0]
         return norm(head).startswith(norm(anchor))
     return False
 
@@ -61,42 +67,33 @@ def _pick(count: int, nth: int | None, what: str) -> int:
     return nth
 
 
-class _Counting(cst.CSTTransformer):
-    """Replaces the ``index``-th node (in source order, outermost first) for which
-    ``match(node)`` holds by ``make(node)``; ``count`` says how many matched."""
+class _Collect(cst.CSTVisitor):
+    """The nodes for which ``match(node)`` holds, in source order (outermost first)."""
 
-    def __init__(self, match: Callable[[cst.CSTNode], bool],
-                 make: Callable[[cst.CSTNode], cst.CSTNode | cst.RemovalSentinel
-                                | cst.FlattenSentinel[cst.BaseStatement]],
-                 index: int = -1) -> None:
+    def __init__(self, match: Callable[[cst.CSTNode], bool]) -> None:
         super().__init__()
-        self.match, self.make, self.index = match, make, index
-        self.count = 0
-        self.hits: dict[int, int] = {}
+        self.match = match
+        self.found: list[cst.CSTNode] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self.match(node):
-            self.hits[id(node)] = self.count
-            self.count += 1
+            self.found.append(node)
         return True
 
-    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode
-                 ) -> cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]:
-        if self.hits.get(id(original_node)) == self.index:
-            made = self.make(updated_node)
-            return made  # type: ignore[return-value]
-        return updated_node
+
+def _collect(module: cst.Module, match: Callable[[cst.CSTNode], bool]) -> list[cst.CSTNode]:
+    collector = _Collect(match)
+    module.visit(collector)
+    return collector.found
 
 
-def _edit(module: cst.Module, match: Callable[[cst.CSTNode], bool],
-          make: Callable[[cst.CSTNode], cst.CSTNode | cst.RemovalSentinel
-                         | cst.FlattenSentinel[cst.BaseStatement]],
-          nth: int | None, what: str) -> cst.Module:
-    counter = _Counting(match, make)
-    module.visit(counter)
-    counter.index = _pick(counter.count, nth, what)
-    counter.count, counter.hits = 0, {}
-    return module.visit(counter)
+def _replace(module: cst.Module, found: list[cst.CSTNode],
+             make: Callable[[cst.CSTNode], cst.CSTNode], nth: int | None, what: str
+             ) -> cst.Module:
+    """``module`` with the ``nth`` of ``found`` (the only one when ``nth`` is None) replaced
+    by ``make(node)``."""
+    node = found[_pick(len(found), nth, what)]
+    return module.deep_replace(node, make(node))  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -109,9 +106,10 @@ class Replace:
 
     def apply(self, module: cst.Module) -> cst.Module:
         new = cst.parse_expression(self.new)
+        shape = type(cst.parse_expression(self.old))  # only nodes of its type are compared
 
         def match(node: cst.CSTNode) -> bool:
-            return isinstance(node, cst.BaseExpression) and \
+            return type(node) is shape and \
                 norm(module.code_for_node(node)) == norm(self.old)
 
         def make(node: cst.CSTNode) -> cst.CSTNode:
@@ -119,7 +117,7 @@ class Replace:
                 return new.with_changes(lpar=node.lpar, rpar=node.rpar)
             return new
 
-        return _edit(module, match, make, self.nth, self.old)
+        return _replace(module, _collect(module, match), make, self.nth, self.old)
 
 
 def _callee_name(call: cst.Call) -> str:
@@ -152,13 +150,13 @@ class SetArg:
             return isinstance(node, cst.Call) and any(
                 a.keyword and a.keyword.value == self.keyword for a in node.args)
 
+        calls = _collect(module, call)
         # the calls that have the keyword, if any does; else (to add it) every such call
-        counter = _Counting(lambda n: call(n) and has(n), lambda n: n)
-        module.visit(counter)
-        wanted = (lambda n: call(n) and has(n)) if counter.count or self.value is None \
-            else call
-        return _edit(module, wanted, self._set, self.nth,
-                     f"{self.callee}({self.keyword}=...) {self.where}".strip())
+        with_keyword = [c for c in calls if has(c)]
+        if with_keyword or self.value is None:
+            calls = with_keyword
+        return _replace(module, calls, self._set, self.nth,
+                        f"{self.callee}({self.keyword}=...) {self.where}".strip())
 
     def _set(self, node: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(node, cst.Call)
@@ -354,7 +352,7 @@ class Decorate:
             decorator = cst.Decorator(cst.parse_expression(self.decorator))
             return node.with_changes(decorators=[decorator, *node.decorators])
 
-        return _edit(module, match, make, None, f"def {self.function}")
+        return _replace(module, _collect(module, match), make, None, f"def {self.function}")
 
 
 @dataclass(frozen=True)
@@ -373,7 +371,10 @@ Operator = Replace | SetArg | DropStatement | MoveStatement | ReplaceStatement |
     InsertAfter | WrapWith | Decorate | Seq
 
 
-def mutate(source: str, op: Operator) -> str:
-    """``source`` with ``op`` applied; raises :class:`AnchorError` when its anchor is not
-    found as declared, ``libcst.ParserSyntaxError`` when ``source`` does not parse."""
-    return op.apply(cst.parse_module(source)).code
+def mutate(source: str | cst.Module, op: Operator) -> str:
+    """``source`` (a text or a parsed module: LibCST trees are immutable, so one parse can
+    serve every mutation of a file) with ``op`` applied; raises :class:`AnchorError` when its
+    anchor is not found as declared, ``libcst.ParserSyntaxError`` when ``source`` does not
+    parse."""
+    module = cst.parse_module(source) if isinstance(source, str) else source
+    return op.apply(module).code
