@@ -114,6 +114,20 @@ class StepRecord:
 
 
 @dataclass(frozen=True)
+class Phase:
+    """One phase a run reached after (or besides) its training steps, in order: ``kind``
+    (``evaluate``, ``save``, ``reload``, ``predict``), the optimizer step it came at, ``what``
+    ran it (``Trainer.evaluate``, ``torch.save``, a hand loop's forwards not trained on),
+    and the held-out ``metrics`` the probe measured on a hand loop's evaluation
+    (``held_out_loss``, ``held_out_accuracy``, ``held_out_rows``; empty otherwise)."""
+
+    kind: str
+    step: int
+    what: str
+    metrics: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class SampleLoss:
     """One sample of the batch where the loss first went non-finite (``loss`` ``None``:
     the label is outside the logits, so no loss could be computed for it)."""
@@ -240,6 +254,12 @@ class ProbeReport:
     facts: dict[str, Any] = field(default_factory=dict)  # "train_facts" event (issue 8)
     #: The script's evaluations, in order: (optimizer step, {metric: value}).
     evaluations: list[tuple[int, dict[str, float]]] = field(default_factory=list)
+    #: The phases the run reached besides training (evaluations, saving, reloading,
+    #: prediction), in order (``phase`` events).
+    phases: list[Phase] = field(default_factory=list)
+    #: The script's own length in optimizer steps as the probe read it (the ``total`` of
+    #: the last ``step`` event; 0: unknown).
+    total_steps: int = 0
 
 
 class RunOutcome(str, enum.Enum):
@@ -475,6 +495,10 @@ class RunRecord:
     #: The last evaluation the script ran in this run: its step and {metric: value}.
     eval_step: int = 0
     metrics: dict[str, float] = field(default_factory=dict)
+    #: What the run reached besides training (:class:`Phase`), and the script's own length
+    #: in optimizer steps (0: unknown), so a report says what its verdict covers.
+    phases: list[Phase] = field(default_factory=list)
+    total_steps: int = 0
     #: Every fix commit made after this run, in the order of ``recipe``'s ids (``commit``
     #: is the last of them).
     commits: list[str] = field(default_factory=list)

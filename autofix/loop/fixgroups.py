@@ -17,7 +17,7 @@ import tokenize
 from dataclasses import dataclass, field
 
 from autofix.categories import symptom_ids
-from autofix.loop.verdicts import FINDING, finding_failure, proof_failure
+from autofix.loop.verdicts import FINDING, finding_failure, invariant_failure, proof_failure
 from autofix.types import Diagnosis, FixRecord, Healthy, RunResult
 
 #: Exception classes that, raised at a line a fix changed, mean the fix broke the code
@@ -153,7 +153,10 @@ class FixGroup:
         or a new error comes from a line it changed; a symptom fix must also prove
         itself (the same symptom again, or a healthy run whose loss is not clearly under
         the chance level, or for a non-finite loss one not finite and falling, fails it).
-        A trial (``tentative``) owes the same proof."""
+        A trial (``tentative``) owes the same proof. A silent fault's fix
+        (:data:`~autofix.loop.verdicts.INVARIANT_FIXES`) must also show its invariant
+        holding and the script's own evaluation no worse than before it
+        (:func:`~autofix.loop.verdicts.invariant_failure`)."""
         if isinstance(verdict, Diagnosis):
             again = next((d for d in (self.diagnosis, *self.extra) if verdict.same_fault(d)),
                          None)
@@ -178,6 +181,7 @@ class FixGroup:
         else:
             why = proof_failure(run, self.symptom or self.diagnosis.via) \
                 if self.symptom or self.tentative else ""
+        why = why or invariant_failure(self.run, run, self.diagnosis.category)
         if why:
             return f"recipe {self.recipes} did not help: {why}"
         return ""

@@ -8,11 +8,18 @@ from pathlib import Path
 
 from autofix.categories import get_category, is_category
 from autofix.categories.catalogue.divergence import GROWING_TRIAL
+from autofix.categories.catalogue.evidence import (
+    EPOCHS,
+    STEPS,
+    misstepped_schedule,
+    schedule_evidence,
+)
 from autofix.loop.diagnosis import diagnose, diagnose_symptom, stall_advice
 from autofix.run.child.symptoms import (
     FLAT_EVIDENCE,
     STALL_RATIO,
     WINDOW,
+    ZERO_LR,
     Chance,
     LossMonitor,
     fit,
@@ -238,6 +245,7 @@ def findings_of(run: RunResult) -> list[Finding]:
     eval_mode = train_mode_eval(run)
     if eval_mode is not None:
         out.append(eval_mode)
+    out += schedule_findings(run)
     constant = constant_prediction(run)
     if constant is not None:
         out.append(constant)
@@ -343,3 +351,89 @@ def train_mode_eval(run: RunResult) -> Finding | None:
                    "eval mode), so dropout stays on and batch norm normalises with each "
                    "evaluated batch (and updates its running statistics from it): call "
                    "model.eval() before evaluating and model.train() before training again")
+
+
+#: The finding each misjudged schedule size gives (``autofix/run/child/schedules.py``).
+SCHEDULE_FINDINGS = ((EPOCHS, "scheduler-stepped-per-batch"),
+                     (STEPS, "scheduler-stepped-per-epoch"))
+
+
+def schedule_findings(run: RunResult) -> list[Finding]:
+    """``scheduler-stepped-per-batch`` / ``scheduler-stepped-per-epoch``: an lr schedule the
+    child judged counted in epochs and stepped after every optimizer step, or counted in
+    optimizer steps and stepped less often (the run's ``schedule`` facts: the scheduler's
+    class and parameters against the loop's epochs and batches); one finding each."""
+    out = []
+    for sized, kind in SCHEDULE_FINDINGS:
+        entry = misstepped_schedule(run.probe, sized)
+        if entry is not None:
+            out.append(Finding(kind, 0, schedule_evidence(entry)))
+    return out
+
+
+#: The fixes that must show their invariant holding on the next run, and the script's own
+#: evaluation no worse (:func:`invariant_failure`), by category: a silent fault's fix
+#: changes how the script trains or evaluates, so a healthy run after it is not proof.
+INVARIANT_FIXES = frozenset({"scheduler-stepped-per-batch", "scheduler-stepped-per-epoch",
+                             "zero-grad-missing", "zero-grad-before-step",
+                             "eval-without-eval-mode"})
+#: An accuracy-like metric (higher is better) counts as worse when it falls by more than
+#: this (absolute): the budgeted runs before and after a fix stop at different points of
+#: training, so small moves are not the fix's doing.
+METRIC_DROP = 0.05
+#: A loss counts as worse when it rises by more than this fraction of its value before.
+LOSS_RISE = 0.10
+#: Names of metrics where higher is better (substrings, lower case).
+HIGHER_BETTER = ("accuracy", "acc", "f1", "precision", "recall", "matthews", "auc",
+                 "exact_match", "bleu", "rouge")
+
+
+def last_metrics(run: RunResult) -> dict[str, float]:
+    """The script's last evaluation in ``run`` (``Trainer.evaluate``, the evaluations during
+    training), else the last held-out evaluation the probe measured on a hand loop's
+    forwards in eval mode (``phases``), else ``{}``."""
+    if run.probe.evaluations:
+        return dict(run.probe.evaluations[-1][1])
+    for phase in reversed(run.probe.phases):
+        if phase.metrics:
+            return dict(phase.metrics)
+    return {}
+
+
+def metric_regression(before: RunResult, after: RunResult) -> str:
+    """Which metric of the script's own last evaluation is worse after a fix than before
+    it (:data:`METRIC_DROP`, :data:`LOSS_RISE`); ``""`` when none is, or when either run
+    did not evaluate (a run stopped at a stall evaluates nothing)."""
+    old, new = last_metrics(before), last_metrics(after)
+    for name in old.keys() & new.keys():
+        key = name.lower()
+        if key.endswith(("_runtime", "_per_second", "epoch", "_rows", "_samples")):
+            continue
+        if "loss" in key and new[name] > old[name] * (1 + LOSS_RISE) + 1e-9:
+            return f"{name} rose from {old[name]:.4g} to {new[name]:.4g}"
+        if any(word in key for word in HIGHER_BETTER) and new[name] < old[name] - METRIC_DROP:
+            return f"{name} fell from {old[name]:.4g} to {new[name]:.4g}"
+    return ""
+
+
+def invariant_failure(before: RunResult, after: RunResult, category: str) -> str:
+    """Why the healthy run ``after`` a fix of ``category`` (one of :data:`INVARIANT_FIXES`)
+    does not prove it, the run ``before`` being the one it was diagnosed on ("" when it
+    does, and for other categories): the invariant still broken (a schedule still stepped
+    at the wrong level, the learning rate 0 before the last step; the finding still
+    there), or the script's own evaluation worse (:func:`metric_regression`)."""
+    if category not in INVARIANT_FIXES:
+        return ""
+    for sized, kind in SCHEDULE_FINDINGS:
+        if kind == category and misstepped_schedule(after.probe, sized) is not None:
+            return f"{kind} is still found after it"
+    if category.startswith("scheduler-"):
+        steps = after.probe.steps
+        zero = next((s.step for s in steps[:-1] if s.lr is not None and s.lr <= ZERO_LR), 0)
+        if zero:
+            return f"the learning rate is 0 from step {zero}, before training ends"
+    left = next((f for f in run_findings(after) if f.kind == category), None)
+    if left is not None:
+        return f"{category} is still found after it ({left.evidence})"
+    worse = metric_regression(before, after)
+    return f"the script's own evaluation is worse after it: {worse}" if worse else ""

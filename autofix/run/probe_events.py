@@ -17,6 +17,7 @@ from autofix.types import (
     Frame,
     FrameFacts,
     KerasFacts,
+    Phase,
     PreflightFault,
     ProbeReport,
     SampledSplit,
@@ -47,8 +48,8 @@ def exception_from_json(data: dict[str, Any]) -> ExceptionInfo:
                         if isinstance(v, dict)})
             for f in data.get("facts", []) if isinstance(f, dict)
         ),
-    )
         contract=data["contract"] if isinstance(data.get("contract"), dict) else {},
+    )
 
 
 def _loss(value: Any) -> float | None:
@@ -164,6 +165,24 @@ def _chance(report: ProbeReport, event: dict[str, Any]) -> None:
                                 tokens if isinstance(tokens, int) else 0)
 
 
+def _step(report: ProbeReport, event: dict[str, Any]) -> None:
+    report.steps.append(StepRecord(int(event.get("step", 0)), _loss(event.get("loss")),
+                                   _loss(event.get("lr"))))
+    total = event.get("total")
+    if isinstance(total, int) and total > 0:
+        report.total_steps = total
+
+
+def _phase(report: ProbeReport, event: dict[str, Any]) -> None:
+    """One phase the run reached (evaluation, saving, reloading, prediction), with the
+    held-out metrics the probe measured on a hand loop's evaluation."""
+    metrics = event.get("metrics")
+    metrics = metrics if isinstance(metrics, dict) else {}
+    report.phases.append(Phase(
+        str(event.get("kind", "")), int(event.get("step", 0) or 0), str(event.get("what", "")),
+        {str(k): float(v) for k, v in metrics.items() if isinstance(v, (int, float))}))
+
+
 #: How each event of the contract (``autofix/run/child/contract.py: EVENTS``) updates the
 #: report; a test checks that every declared event has a reader here.
 READERS: dict[str, Callable[[ProbeReport, dict[str, Any]], None]] = {
@@ -173,8 +192,7 @@ READERS: dict[str, Callable[[ProbeReport, dict[str, Any]], None]] = {
     Event.TRAINER: lambda r, e: r.trainers.append(_trainer(e)),
     Event.DATASET: lambda r, e: r.datasets.append(_dataset(e)),
     Event.KERAS: lambda r, e: r.keras.append(_keras(e)),
-    Event.STEP: lambda r, e: r.steps.append(
-        StepRecord(int(e.get("step", 0)), _loss(e.get("loss")), _loss(e.get("lr")))),
+    Event.STEP: _step,
     Event.SYMPTOM: lambda r, e: setattr(r, "symptom", _symptom(e)),
     Event.NUM_CLASSES: _num_classes,
     Event.CHANCE: _chance,
@@ -200,6 +218,7 @@ READERS: dict[str, Callable[[ProbeReport, dict[str, Any]], None]] = {
         {k: v for k, v in e.items() if k not in ("event", "rank")}),
     Event.PREFLIGHT_FAULT: lambda r, e: r.faults.append(PreflightFault(
         str(e.get("check", "")), str(e.get("category", "")), str(e.get("evidence", "")))),
+    Event.PHASE: _phase,
     Event.EVAL_METRICS: lambda r, e: r.evaluations.append(
         (int(e.get("step", 0) or 0), {str(k): float(v) for k, v in e["metrics"].items()})),
 }

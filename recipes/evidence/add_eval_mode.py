@@ -3,27 +3,30 @@
 ``nn.Module.eval()`` switches dropout off and makes batch norm use its running statistics;
 ``torch.no_grad()`` / ``torch.inference_mode()`` only stop the gradients (PyTorch's
 "Autograd mechanics: locally disabling gradient computation" notes they are not the same).
-The probe wraps the ``forward`` of dropout (p > 0) and batch norm layers and, for a call
-made under no_grad from the user's model call in training mode, keeps the line of that
-model call (``train_mode_evals``: file, line, the model's class; ``no_grad_train_calls``
-counts them; autofix/run/child/modes.py): the run's finding is ``eval-without-eval-mode``.
+The probe checks the invariant "every forward whose output is not backpropagated runs in
+eval mode" on the real run (autofix/run/child/modes.py): a forward of the user's model in
+training mode, under no_grad or with an output no ``backward()`` ever reached, of a model
+with dropout or batch norm, keeps the line of that model call (``train_mode_evals``: file,
+line, the model's class): the run's finding is ``eval-without-eval-mode``.
 
-The fix, at each such line of this file: the model is the receiver that line calls (a
-name or ``self.x``, never an imported function); ``<model>.eval()`` goes right before the
-``with torch.no_grad():`` / ``with torch.inference_mode():`` block that holds the line
-(or first in a function decorated with one), and ``<model>.train()`` right after the
-statement of the training loop that holds the evaluation (the innermost enclosing loop
-that calls ``backward()`` or ``step()``), unless that loop already calls
-``<model>.train()`` before it. An evaluation in a function with no training loop around
+The fix, at each such line of this file, where a reviewer expects it: the model is the
+receiver that line calls (a name or ``self.x``, never an imported function); the
+evaluation is the largest statement around the call that does not train (no
+``backward()`` or ``step()``, itself or through the module's functions): a ``with
+torch.no_grad():`` block, the loop over the validation data, a prediction line.
+``<model>.eval()`` goes right before it, or first in the function when the whole function
+evaluates (an ``evaluate()`` or ``predict()`` helper, a method, a function decorated with
+``no_grad``); ``<model>.train()`` goes right after the statement of the training loop that
+holds the evaluation (the innermost enclosing loop that trains), unless that loop already
+calls ``<model>.train()`` before it. An evaluation function with no training loop around
 it gets ``<model>.train()`` at each call site of the function that sits in a training loop
-(the argument given for the model's parameter). A block already preceded by
+(the argument given for the model's parameter). An evaluation already preceded by
 ``<model>.eval()`` is left as it is. Declines (``NotApplicable``) when the line calls no
-single model, or no no-grad block or decorator holds it.
+single model.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import libcst as cst
@@ -35,14 +38,14 @@ from autofix.toolkit.insert import Statement
 from autofix.toolkit.operators import insert_statement
 from autofix.toolkit.scope import PlannedEdits
 
-#: The context managers and decorators that disable gradients (their last name).
-NO_GRAD = ("no_grad", "inference_mode")
+from ._training import in_file, trains
 
 
-def _facts(line: int, model: str = "Sequential") -> dict[str, Any]:
-    return {"no_grad_train_calls": 8, "no_grad_eval_calls": 0, "train_mode_evals": [
-        {"file": "script.py", "line": line, "function": "<module>", "model": model,
-         "layer": "Dropout", "calls": 8}]}
+def _facts(line: int, model: str = "Sequential", no_grad: bool = True) -> dict[str, Any]:
+    return {"no_grad_train_calls": 8 if no_grad else 0, "no_grad_eval_calls": 0,
+            "train_mode_evals": [
+                {"file": "script.py", "line": line, "function": "<module>", "model": model,
+                 "layer": "Dropout", "calls": 8, "backpropagated": 0, "no_grad": no_grad}]}
 
 
 _LOOP = (
@@ -66,24 +69,12 @@ def _method_call(stmt: cst.CSTNode, method: str) -> str | None:
     return code(func.value)
 
 
-def _disables_grad(expr: cst.BaseExpression) -> bool:
-    """``torch.no_grad()`` / ``torch.inference_mode()`` (or the bare decorator name)."""
-    target = expr.func if isinstance(expr, cst.Call) else expr
-    return code(target).rsplit(".", 1)[-1] in NO_GRAD
-
-
-def _trains(loop: cst.CSTNode) -> bool:
-    """Whether a loop's body calls ``backward()`` or ``step()``."""
-    return bool(m.findall(loop, m.Call(func=m.Attribute(
-        attr=m.Name("backward") | m.Name("step")))))
-
-
 class AddEvalMode(PlannedEdits):
     id = "add-eval-mode"
     category = "eval-without-eval-mode"
     title = "switch the model to eval mode for its evaluation (model.eval(), then model.train())"
-    requires_words = (("no_grad", "inference_mode"),)
-    nothing_to_do = "no no-grad block around the model call the run evaluated in training mode"
+    nothing_to_do = "no evaluation statement around the model call the run evaluated in " \
+                    "training mode"
 
     examples = (
         Example(  # evaluated every epoch: eval before the block, train back after it
@@ -120,6 +111,41 @@ class AddEvalMode(PlannedEdits):
                   + _LOOP + "    score = evaluate(model, xv)\n    model.train()\n",
             run_facts=_facts(3, "Classifier"),
         ),
+        Example(  # a module-level evaluation loop after training, gradients on
+            before=_LOOP + "correct = 0\nfor x, y in val_loader:\n"
+                           "    correct += (model(x).argmax(1) == y).sum().item()\n"
+                           "print(correct)\n",
+            after=_LOOP + "correct = 0\nmodel.eval()\nfor x, y in val_loader:\n"
+                          "    correct += (model(x).argmax(1) == y).sum().item()\n"
+                          "print(correct)\n",
+            run_facts=_facts(7, no_grad=False),
+        ),
+        Example(  # a class-based project: the predict method, the model an attribute
+            before="class Runner:\n    def fit(self, loader):\n        for x, y in loader:\n"
+                   "            self.loss(self.model(x), y).backward()\n"
+                   "            self.optimizer.step()\n\n"
+                   "    def predict(self, x):\n        logits = self.model(x)\n"
+                   "        return logits.argmax(-1)\n",
+            after="class Runner:\n    def fit(self, loader):\n        for x, y in loader:\n"
+                  "            self.loss(self.model(x), y).backward()\n"
+                  "            self.optimizer.step()\n\n"
+                  "    def predict(self, x):\n        self.model.eval()\n"
+                  "        logits = self.model(x)\n        return logits.argmax(-1)\n",
+            run_facts=_facts(8, "Classifier", no_grad=False),
+        ),
+        Example(  # an epoch loop that trains through a helper and evaluates inline
+            before="def train_epoch(model, loader, optimizer):\n    for x, y in loader:\n"
+                   "        loss_fn(model(x), y).backward()\n        optimizer.step()\n\n\n"
+                   "def main(model, loader, optimizer, xv, yv):\n    for epoch in range(3):\n"
+                   "        train_epoch(model, loader, optimizer)\n"
+                   "        val_loss = loss_fn(model(xv), yv).item()\n",
+            after="def train_epoch(model, loader, optimizer):\n    for x, y in loader:\n"
+                  "        loss_fn(model(x), y).backward()\n        optimizer.step()\n\n\n"
+                  "def main(model, loader, optimizer, xv, yv):\n    for epoch in range(3):\n"
+                  "        train_epoch(model, loader, optimizer)\n        model.eval()\n"
+                  "        val_loss = loss_fn(model(xv), yv).item()\n        model.train()\n",
+            run_facts=_facts(10, "Classifier", no_grad=False),
+        ),
         Example(  # the run evaluated in eval mode: not this recipe's fault
             before=_LOOP + "    model.eval()\n    with torch.no_grad():\n"
                            "        out = model(xt)\n    model.train()\n",
@@ -132,13 +158,11 @@ class AddEvalMode(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
-        facts = self.rc.facts
-        if not isinstance(facts.get("no_grad_train_calls"), int) \
-                or facts["no_grad_train_calls"] < 1:
+        sites = [s for s in self.rc.facts.get("train_mode_evals") or [] if isinstance(s, dict)]
+        if not sites:
             raise NotApplicable("the run evaluated no dropout or batch norm in training mode")
-        lines = sorted({int(s["line"]) for s in facts.get("train_mode_evals") or []
-                        if isinstance(s, dict) and self._this_file(str(s.get("file", "")))
-                        and isinstance(s.get("line"), int)})
+        lines = sorted({int(s["line"]) for s in sites
+                        if in_file(self, s) and isinstance(s.get("line"), int)})
         if not lines:
             raise NotApplicable("the evaluation in training mode is in another file")
         done: set[cst.CSTNode] = set()
@@ -147,11 +171,6 @@ class AddEvalMode(PlannedEdits):
             if model is None:
                 continue
             self._fix(model, done)
-
-    def _this_file(self, name: str) -> bool:
-        script = Path(self.rc.script).as_posix()
-        return Path(name).name == Path(script).name and \
-            (script.endswith("/" + name) or script == name or "/" not in name)
 
     def _model_call(self, line: int) -> cst.Call | None:
         """The one call of a module object the script made at ``line``: its function a
@@ -173,50 +192,69 @@ class AddEvalMode(PlannedEdits):
                     or self.program.class_called(call) is not None:
                 continue  # a function or class of the script
             found.setdefault(code(call.func), call)
+        if len(found) > 1:  # criterion(model(x), y): the forward is the innermost call
+            calls = list(found.values())
+            found = {k: c for k, c in found.items()
+                     if not any(o is not c and any(n is o for n in m.findall(c, m.Call()))
+                                for o in calls)}
         return next(iter(found.values())) if len(found) == 1 else None
 
     def _fix(self, call: cst.Call, done: set[cst.CSTNode]) -> None:
         model = code(call.func)
-        block: cst.CSTNode | None = None
-        for anc in self.program.ancestors(call):
-            if isinstance(anc, cst.With) and any(_disables_grad(i.item) for i in anc.items):
-                block = anc
-                break
-            if isinstance(anc, cst.FunctionDef):
-                if any(_disables_grad(d.decorator) for d in anc.decorators):
-                    block = anc
-                break
-        if block is None or block in done:
+        where = self._evaluation(call)
+        if where is None or where in done:
             return
-        done.add(block)
-        if isinstance(block, cst.With):
-            holder = self.program.parent(block)
-            body = list(holder.body) if isinstance(holder, (cst.IndentedBlock, cst.Module)) \
-                else []
-            at = body.index(block) if block in body else -1
-            if at < 0:
-                return
-            if at == 0 or _method_call(body[at - 1], "eval") != model:
-                insert_statement(self, block, f"{model}.eval()",
-                                 f"{model}.eval() before the no-grad evaluation: the model was "
-                                 "evaluated in training mode (dropout on, batch norm on the "
-                                 "batch's statistics)")
-            self._train_back(block, model)
-        else:
-            assert isinstance(block, cst.FunctionDef) and isinstance(block.body,
-                                                                   cst.IndentedBlock)
-            stmts = list(block.body.body)
+        done.add(where)
+        if isinstance(where, cst.FunctionDef):
+            assert isinstance(where.body, cst.IndentedBlock)
+            stmts = list(where.body.body)
             docstring = m.matches(stmts[0], m.SimpleStatementLine(
                 body=[m.Expr(m.SimpleString() | m.ConcatenatedString())]))
             first = stmts[1] if docstring and len(stmts) > 1 else stmts[0]
             assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
             if _method_call(first, "eval") != model:
                 insert_statement(self, first, f"{model}.eval()",
-                                 f"{model}.eval() first in {block.name.value}(), which "
-                                 "evaluates under no_grad: the model was in training mode")
-        func = self.program.function_of(block) if isinstance(block, cst.With) else block
-        if func is not None and self._training_loop(block, func) is None:
+                                 f"{model}.eval() first in {where.name.value}(), which "
+                                 "evaluates the model: it ran in training mode (dropout on, "
+                                 "batch norm on the batch's statistics)")
+            if self._training_loop(where) is None:
+                self._train_back_at_calls(where, model)
+            return
+        holder = self.program.parent(where)
+        if not isinstance(where, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) or \
+                not isinstance(holder, (cst.IndentedBlock, cst.Module)):
+            return
+        body = list(holder.body)
+        at = body.index(where)
+        if at == 0 or _method_call(body[at - 1], "eval") != model:
+            insert_statement(self, where, f"{model}.eval()",
+                             f"{model}.eval() before the evaluation: the model was evaluated "
+                             "in training mode (dropout on, batch norm on the batch's "
+                             "statistics)")
+        self._train_back(where, model)
+        func = self.program.function_of(where)
+        if func is not None and self._training_loop(where, func) is None \
+                and not trains(self.program, func.body):
             self._train_back_at_calls(func, model)
+
+    def _evaluation(self, call: cst.Call) -> cst.CSTNode | None:
+        """Where the evaluation around ``call`` starts: the largest statement holding it
+        that does not train (inside its function, or at module level), or the function
+        itself when none of its body trains; ``None`` when the call's own statement
+        trains (a forward used for a loss)."""
+        best: cst.CSTNode | None = None
+        for anc in self.program.ancestors(call):
+            if isinstance(anc, cst.FunctionDef):
+                return anc if best is not None and not trains(self.program, anc.body) \
+                    else best
+            if isinstance(anc, (cst.Lambda, cst.ClassDef)):
+                return best
+            if isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and \
+                    isinstance(self.program.parent(anc), (cst.IndentedBlock, cst.Module)):
+                if trains(self.program, anc):
+                    return best
+                best = anc
+        return best
 
     def _training_loop(self, node: cst.CSTNode, stop: cst.CSTNode | None = None
                        ) -> tuple[cst.CSTNode, Statement] | None:
@@ -226,7 +264,7 @@ class AddEvalMode(PlannedEdits):
         for anc in self.program.ancestors(node):
             if anc is stop:
                 return None
-            if isinstance(anc, (cst.For, cst.While)) and _trains(anc.body):
+            if isinstance(anc, (cst.For, cst.While)) and trains(self.program, anc.body):
                 body = anc.body
                 if isinstance(body, cst.IndentedBlock) and child in body.body:
                     assert isinstance(child, (cst.SimpleStatementLine,

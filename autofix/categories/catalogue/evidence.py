@@ -4,13 +4,16 @@ The child reads each optimizer step (``autofix/run/child/evidence.py``: weights 
 by the step, gradients missing at it, the learning rate of every group, the optimizer's
 scheduler, the update-to-weight ratio) and, when that evidence decides a stall, sends its
 cause in the ``step_evidence`` event (``ProbeReport.facts["step_evidence"]["cause"]``).
-Two causes are categories of their own (a hand loop's statement order); the others name
+Three causes are categories of their own (a hand loop's statement order, a schedule
+stepped at the wrong loop level: the child's ``schedule`` facts); the others name
 an existing category (``lr-too-high``) or are advice on the ``stalled-loss`` verdict
 (:func:`evidence_advice`: a learning rate of 0, no gradient reaching the weights, an
 optimizer over other parameters, a frozen base).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from autofix.categories.model import Category, Kind, RootCause
 from autofix.types import ProbeReport
@@ -31,8 +34,62 @@ def _zero_grad_before_step(probe: ProbeReport) -> bool:
 
 def _scheduler_not_stepped(probe: ProbeReport) -> bool:
     """The learning rate 0 at every step of a window, the weights unchanged, and the
-    optimizer's lr scheduler not stepped during it (the child's ``scheduler-not-stepped``)."""
-    return step_cause(probe) == "scheduler-not-stepped"
+    optimizer's lr scheduler not stepped during it (the child's ``scheduler-not-stepped``),
+    or a schedule the child judged sized in optimizer steps and stepped less often."""
+    return step_cause(probe) == "scheduler-not-stepped" or \
+        misstepped_schedule(probe, STEPS) is not None
+
+
+#: ``sized`` of a schedule the child judged (``autofix/run/child/schedules.py``): counted
+#: in epochs but stepped after every optimizer step, or counted in optimizer steps but
+#: stepped less often.
+EPOCHS, STEPS = "epochs", "steps"
+
+
+def misstepped_schedule(probe: ProbeReport, sized: str) -> dict[str, Any] | None:
+    """The first lr schedule of the run's ``train_facts`` (``schedule``) the child judged
+    ``sized`` (:data:`EPOCHS`: stepped after every optimizer step; :data:`STEPS`: stepped
+    less often), else ``None``."""
+    for entry in probe.facts.get("schedule") or []:
+        if isinstance(entry, dict) and entry.get("sized") == sized:
+            return entry
+    return None
+
+
+def _scheduler_per_batch(probe: ProbeReport) -> bool:
+    """A schedule counted in epochs (its rate collapses within the first epoch when
+    stepped per batch) stepped after every optimizer step."""
+    return misstepped_schedule(probe, EPOCHS) is not None
+
+
+def schedule_text(entry: dict[str, Any]) -> str:
+    """``StepLR(step_size=1, gamma=0.1)``: a schedule entry's class and parameters."""
+    params = entry.get("params")
+    params = params if isinstance(params, dict) else {}
+    shown = ", ".join(f"{k}={v}" for k, v in params.items())
+    return f"{entry.get('class', 'the scheduler')}({shown})"
+
+
+def schedule_evidence(entry: dict[str, Any]) -> str:
+    """The evidence line of a schedule stepped at the wrong loop level, in the run's
+    numbers: the class and parameters, how often the script stepped it, where, and where
+    the rate collapses."""
+    site = entry.get("site")
+    site = site if isinstance(site, dict) else {}
+    where = f" at {site.get('file')}:{site.get('line')}" if site else ""
+    per_epoch, epochs = entry.get("per_epoch"), entry.get("epochs")
+    loop = f"a loop of {epochs} epoch{'s' if epochs != 1 else ''} x {per_epoch} optimizer steps"
+    if entry.get("sized") == EPOCHS:
+        return (f"{schedule_text(entry)} is stepped after every optimizer step"
+                f"{where} ({entry.get('calls')} calls in {entry.get('optimizer_steps')} "
+                f"steps) in {loop}: its rate falls under 1/100 of its peak at call "
+                f"{entry.get('collapse_step')}, within the first epoch, while stepped once "
+                "per epoch it stays above that to the end: its schedule counts epochs")
+    return (f"{schedule_text(entry)} is stepped {entry.get('calls')} times in "
+            f"{entry.get('optimizer_steps')} optimizer steps{where} in {loop}: stepped once "
+            f"per epoch its first epoch runs at {entry.get('first_epoch'):.3g} x the peak "
+            "rate, while stepped after each optimizer step it rises within the first epoch "
+            "and lasts to the end: its schedule counts optimizer steps")
 
 
 #: Advice by the evidence's cause, for the causes that have no category of their own.
@@ -62,13 +119,25 @@ STEP_CAUSES: tuple[RootCause, ...] = (
               "gradients"),
     RootCause("scheduler-stepped-per-epoch", _scheduler_not_stepped,
               "an lr scheduler that counts optimizer steps, stepped once per epoch"),
+    RootCause("scheduler-stepped-per-batch", _scheduler_per_batch,
+              "an lr scheduler that counts epochs, stepped after every optimizer step"),
 )
 
 
 def _scheduler_advice(probe: ProbeReport) -> str:
-    return ("call scheduler.step() inside the batch loop, right after optimizer.step(): the "
-            "schedule (warmup and decay) is sized in optimizer steps, and stepped once per "
-            "epoch it stays at its first value (0 for a warmup) for the whole first epoch")
+    entry = misstepped_schedule(probe, STEPS)
+    seen = f"{schedule_evidence(entry)}; " if entry is not None else ""
+    return (f"{seen}call scheduler.step() inside the batch loop, right after "
+            "optimizer.step(): the schedule (warmup and decay) is sized in optimizer steps, "
+            "and stepped once per epoch it stays at its first value (0 for a warmup) for "
+            "the whole first epoch")
+
+
+def _per_batch_advice(probe: ProbeReport) -> str:
+    entry = misstepped_schedule(probe, EPOCHS)
+    seen = f"{schedule_evidence(entry)}; " if entry is not None else ""
+    return (f"{seen}call scheduler.step() once per epoch, after the batch loop (inside the "
+            "epoch loop): the schedule's step_size, milestones or T_max count epochs")
 
 
 #: Root causes of a stall the step evidence names (a recipe, or advice).
@@ -102,9 +171,16 @@ ROOT_CAUSES: tuple[Category, ...] = (
         title="a learning-rate schedule sized in optimizer steps but stepped once per epoch",
         hint="call scheduler.step() after each optimizer.step(), inside the batch loop",
         advice=_scheduler_advice,
-        no_recipe="moving scheduler.step() into the batch loop changes the schedule the "
-                  "script asks for (its num_training_steps may be counted in epochs): the "
-                  "change is named, not made",
+        kind=Kind.ROOT_CAUSE,
+    ),
+    Category(
+        id="scheduler-stepped-per-batch",
+        title="a learning-rate schedule counted in epochs but stepped after every optimizer "
+              "step: the rate collapses within the first epoch",
+        hint="call scheduler.step() once per epoch, after the batch loop (a run finding: the "
+             "probe compares the scheduler's class and parameters with the loop's epochs "
+             "and batches, and counts its step() calls)",
+        advice=_per_batch_advice,
         kind=Kind.ROOT_CAUSE,
     ),
     Category(
@@ -114,17 +190,6 @@ ROOT_CAUSES: tuple[Category, ...] = (
         hint="build the evaluation loader with shuffle=False, or take the labels from the "
              "same batches as the predictions (a source finding: "
              "autofix/toolkit/source_findings.py)",
-        kind=Kind.ROOT_CAUSE,
-    ),
-    Category(
-        id="stats-before-split",
-        title="normalisation statistics (mean/std, min/max, a scaler's fit) computed on all "
-              "rows before they are split into train and test: the test rows leak into "
-              "training",
-        hint="split first, compute the statistics on the training rows only and apply them "
-             "to both splits (a source finding: autofix/toolkit/source_findings.py)",
-        no_recipe="where the split belongs and which rows are the training rows is the "
-                  "script's data flow: the finding names the lines, the change is not made",
         kind=Kind.ROOT_CAUSE,
     ),
 )

@@ -9,7 +9,7 @@ Standard library only.
 
 from __future__ import annotations
 
-from . import modes, numeric
+from . import modes, numeric, phases, schedules
 from .contract import Event
 from .events import State, confirm, emit, emit_chance
 
@@ -18,7 +18,8 @@ def train_facts() -> None:
     """Emit what the run did that the loss cannot show (event ``train_facts``): optimizer
     steps, scalar ``backward`` calls and ``zero_grad`` calls of a hand loop, and the
     trained model's parameter counts and dtype, and the no-grad forwards of dropout and batch
-    norm layers in training and eval mode (:mod:`modes`). Called once, when the script ends.
+    norm layers in training and eval mode (:mod:`modes`), and the lr schedules against the
+    loop that steps them (:mod:`schedules`). Called once, when the script ends.
 
     A training that ended by itself before the (extended) budget gets the monitor's final
     verdict here, as it would have at the budget."""
@@ -29,6 +30,7 @@ def train_facts() -> None:
         elif final is not None:
             confirm(final)
     emit_chance(force=True)
+    phases.close()
     numeric.report()
     if State.evidence.records:
         emit(Event.STEP_EVIDENCE, **State.evidence.summary(State.monitor))
@@ -36,4 +38,5 @@ def train_facts() -> None:
     labels = [y for _, ys in State.recent for y in ys]
     emit("train_facts", optimizer_steps=State.steps, backward_calls=State.backward_calls,
          zero_grad_calls=State.zero_grad_calls, recent_predicted=predicted,
-         recent_labels=labels, **modes.facts(), **State.model_facts)
+         recent_labels=labels, schedule=schedules.facts(State.steps), **modes.facts(),
+         **State.model_facts)

@@ -51,6 +51,7 @@ class Event:
     LM_FACTS = "lm_facts"
     NUMERIC = "numeric"
     STEP_EVIDENCE = "step_evidence"
+    PHASE = "phase"
 
 
 #: Fields of a ``dataset`` event and of each entry of a ``trainer`` event's ``datasets``:
@@ -105,11 +106,14 @@ EVENTS: dict[str, tuple[str, ...]] = {
     # training forwards of a classification model; the dropout / batch norm layer calls
     # made under no_grad from the user's model call in training and in eval mode, and the
     # first lines that made them in training mode [{file, line, function, model, layer,
-    # calls}] (modes.py)
+    # calls}] (modes.py); ``schedule``: each lr scheduler of a hand loop [{class, params,
+    # calls, stepped ("batch"/"epoch"/""), site {file, line, function}, per_epoch, epochs,
+    # optimizer_steps, sized ("epochs"/"steps"/""), collapse_step, per_epoch_collapse,
+    # first_epoch, peak}] (schedules.py)
     Event.TRAIN_FACTS: ("params_total", "params_trainable", "param_dtype", "optimizer_steps",
                         "backward_calls", "zero_grad_calls", "recent_predicted",
                         "recent_labels", "no_grad_train_calls", "no_grad_eval_calls",
-                        "train_mode_evals"),
+                        "train_mode_evals", "schedule"),
     # what the language-model checks measured (preflight_lm.py), merged into the report's
     # facts under "lm": the trained model's class, parameter counts, PEFT adapter state and
     # module names (linear layers, attention projections), one batch's label facts, the
@@ -147,6 +151,11 @@ EVENTS: dict[str, tuple[str, ...]] = {
     Event.STEP_EVIDENCE: ("cause", "step", "evidence", "steps", "ratio", "ratios",
                           "unchanged", "no_grads", "trainable", "total", "pretrained",
                           "adapter", "adam", "optimizer", "fast"),
+    # a phase the run reached (phases.py): kind ("evaluate", "save", "reload", "predict"),
+    # the optimizer step it came at, what ran it ("Trainer.evaluate", "torch.save", ...),
+    # and for a hand loop's evaluation its forwards, rows and the held-out metrics the
+    # probe measured {held_out_loss, held_out_accuracy, held_out_rows}
+    Event.PHASE: ("kind", "step", "what", "forwards", "rows", "metrics"),
 }
 
 

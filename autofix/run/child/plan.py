@@ -64,28 +64,59 @@ def hand_loop_total(iterator: Any, frame: Any) -> int:
     batches per epoch; ``_autofix_drawn``: the batches drawn for this first step);
     ``frame`` the frame the step was taken in, searched outward for the user's loops.
     0 when the loader has no length or a loop around the data loop is not a ``range``
-    whose bounds are known."""
-    try:
-        per_epoch = len(iterator)
-    except TypeError:
-        return 0
-    drawn = getattr(iterator, "_autofix_drawn", 1)
-    if isinstance(drawn, int) and drawn > 1:
-        per_epoch //= drawn  # one step per `drawn` batches: gradient accumulation
+    whose bounds are known, or the innermost loop is a ``range`` (a loop over step numbers
+    that draws its batches itself)."""
     loops = enclosing_loops(frame)
     if not loops or _range_of(loops[0][0]) is not None:
         return 0  # no loop over the data found, or the innermost loop is a range
-    epochs = 1
-    for loop, where in loops[1:]:
-        bounds = _range_of(loop) if isinstance(loop, ast.For) else None
-        if bounds is None:
-            return 0
-        values = [_value(node, where) for node in bounds]
-        if any(not isinstance(v, int) for v in values) or not 1 <= len(values) <= 3 \
-                or values[2:] == [0]:
-            return 0
-        epochs *= len(range(*values))
+    per_epoch, epochs = loop_shape(iterator, loops)
     return per_epoch * epochs
+
+
+def hand_loop_shape(iterator: Any, frame: Any) -> tuple[int, int]:
+    """The optimizer steps per epoch and the epochs of a hand-written loop, at its first
+    step: the innermost loop around ``frame`` is the epoch's (the ``DataLoader``
+    ``iterator``'s length, or its ``range`` of batch offsets: ``for i in range(0, n, 32)``),
+    the ``range`` loops around it are the epochs (1 when there is none). ``(0, 0)`` when
+    either is unknown."""
+    return loop_shape(iterator, enclosing_loops(frame))
+
+
+def loop_shape(iterator: Any, loops: list[tuple[ast.AST, Any]]) -> tuple[int, int]:
+    """``(steps per epoch, epochs)`` of the ``loops`` (innermost first, each with its
+    frame) around a hand loop's optimizer step; ``(0, 0)`` when either is unknown."""
+    if not loops:
+        return 0, 0
+    inner, where = loops[0]
+    bounds = _range_of(inner)
+    if bounds is not None:
+        per_epoch = _range_length(bounds, where)
+    else:
+        try:
+            per_epoch = len(iterator)
+        except TypeError:
+            return 0, 0
+        drawn = getattr(iterator, "_autofix_drawn", 1)
+        if isinstance(drawn, int) and drawn > 1:
+            per_epoch //= drawn  # one step per `drawn` batches: gradient accumulation
+    epochs = 1
+    for loop, outer in loops[1:]:
+        count = _range_length(_range_of(loop), outer) if isinstance(loop, ast.For) else 0
+        if not count:
+            return 0, 0
+        epochs *= count
+    return (per_epoch, epochs) if per_epoch > 0 else (0, 0)
+
+
+def _range_length(bounds: list[ast.expr] | None, frame: Any) -> int:
+    """How many values the ``range`` of ``bounds`` evaluated in ``frame`` has (0: unknown)."""
+    if bounds is None:
+        return 0
+    values = [_value(node, frame) for node in bounds]
+    if any(not isinstance(v, int) for v in values) or not 1 <= len(values) <= 3 \
+            or values[2:] == [0]:
+        return 0
+    return len(range(*values))
 
 
 def enclosing_loops(frame: Any) -> list[tuple[ast.AST, Any]]:

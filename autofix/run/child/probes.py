@@ -38,11 +38,13 @@ from . import (
     loops,
     modes,
     numeric,
+    phases,
     plan,
     preflight,
     preflight_lm,
     sampling,
     saved,
+    schedules,
     step_probe,
 )
 from .events import (
@@ -260,6 +262,7 @@ def patch_trainer(module: types.ModuleType) -> None:
             # the script's evaluations only: the probe's early one runs with no callbacks
             # (early.quiet)
             eval_metrics.record(getattr(state, "global_step", 0), metrics)
+            phases.trainer_evaluated(int(getattr(state, "global_step", 0) or 0))
             return control
 
     original_init = trainer_cls.__init__
@@ -343,8 +346,11 @@ def patch_optimizer(module: types.ModuleType) -> None:
             raise AutofixStop(State.stop)
         loss, State.pending_loss = State.pending_loss, None
         lr = _float(optimizer.param_groups[0].get("lr")) if optimizer.param_groups else None
-        if not State.steps and loops.training_iterator() is not None:
-            State.total = plan.hand_loop_total(loops.training_iterator(), sys._getframe(1))
+        if not State.steps:
+            frame = sys._getframe(1)
+            if loops.training_iterator() is not None:
+                State.total = plan.hand_loop_total(loops.training_iterator(), frame)
+            schedules.note_shape(*plan.hand_loop_shape(loops.training_iterator(), frame))
         if record_step(loss, lr) and not loops.end_training_loop():
             raise AutofixStop(State.stop)
 
@@ -541,8 +547,12 @@ HOOKS = (
     ("trl.trainer.dpo_trainer", chance.patch_trainer),
     ("trl.trainer.sft_trainer", preflight.patch_sft),
     ("torch.nn.modules.module", numeric.patch_modules),
-    ("torch.nn.modules.dropout", modes.patch_layers),
-    ("torch.nn.modules.batchnorm", modes.patch_layers),
+    ("torch.nn.modules.module", modes.patch_module),
+    ("transformers.trainer", phases.patch_trainer),
+    ("transformers.modeling_utils", phases.patch_modeling),
+    ("torch.serialization", phases.patch_torch),
+    ("tf_keras", phases.patch_keras),
+    ("keras", phases.patch_keras),
     ("torch.optim.optimizer", numeric.patch_optimizers),
 )
 

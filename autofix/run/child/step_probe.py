@@ -24,7 +24,7 @@ import math
 import types
 from typing import Any
 
-from . import chance
+from . import chance, schedules
 from .contract import Event
 from .events import State, emit
 from .evidence import (
@@ -221,7 +221,8 @@ def patch_optimizer(module: types.ModuleType) -> None:
 
 
 def patch_scheduler(module: types.ModuleType) -> None:
-    """Remember each optimizer's lr scheduler (``LRScheduler.step`` records it)."""
+    """Remember each optimizer's lr scheduler (``LRScheduler.step`` records it), and each
+    call the user's code makes (:func:`schedules.note_call`)."""
     base = getattr(module, "LRScheduler", None) or getattr(module, "_LRScheduler", None)
     if base is None or getattr(base.step, "_autofix", False):
         return
@@ -231,6 +232,10 @@ def patch_scheduler(module: types.ModuleType) -> None:
         optimizer = getattr(self, "optimizer", None)
         if optimizer is not None:
             _Step.schedulers[id(optimizer)] = self
+        try:
+            schedules.note_call(self, State.steps)
+        except Exception as exc:  # noqa: BLE001 - the probe must never break the script
+            emit(Event.PROBE_ERROR, where="step_probe.scheduler", message=repr(exc))
         return original(self, *args, **kwargs)
 
     step._autofix = True  # type: ignore[attr-defined]
