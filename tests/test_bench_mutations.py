@@ -5,6 +5,7 @@ in docs/benchmarks.md, with the command)."""
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -215,3 +216,15 @@ def test_a_scratch_repository_holds_the_project_and_its_data(tmp_path: Path) -> 
                              text=True, check=True).stdout.split()
     assert "project_encoder/engine.py" in tracked and "data/tickets.csv" in tracked
     assert bench.kept_categories(repo) == []  # no fixes branch
+
+
+def test_the_taxonomy_page_names_real_categories_and_every_mutation_kind() -> None:
+    from autofix.toolkit.discovery import all_recipes
+
+    page = (ROOT / "docs" / "taxonomy.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`([a-z0-9]+(?:-[a-z0-9]+)+)`", page))
+    kind_ids = {k.id for k in kinds.KINDS}
+    known = {c.id for c in all_categories()} | kind_ids | {r.id for r in all_recipes()} | \
+        {"learning-slowly"}  # a finding of a healthy run
+    assert named - known == set()
+    assert kind_ids - named == set()
