@@ -39,10 +39,11 @@ class Holder:
 
 @dataclass(frozen=True)
 class Loader:
-    """A ``DataLoader`` a user's frame held at the failure (``name``: ``train_dl`` or
-    ``self.train_loader``), with its batch size, dataset length (``rows``, ``None`` for
-    an iterable dataset), ``drop_last``, the rows of its last batch, and where the user's
-    ``__getitem__``/``collate_fn`` are (``"file:line"``, "" when the library's)."""
+    """A ``DataLoader`` (or a ``Trainer``) a user's frame held at the failure (``name``:
+    ``train_dl``, ``self.train_loader``, ``trainer``), with its batch size, dataset
+    length (``rows``, ``None`` for an iterable dataset), ``drop_last``, the rows of its
+    last batch, and where the user's ``__getitem__``/``collate_fn`` are (``"file:line"``,
+    "" when the library's)."""
 
     file: str
     line: int
@@ -55,6 +56,9 @@ class Loader:
     dataset: str = ""
     getitem: str = ""
     collate: str = ""
+    #: ``"loader"`` (a ``DataLoader``) or ``"trainer"`` (a ``Trainer``, which builds its
+    #: training loader from its arguments)
+    kind: str = "loader"
 
     def holder(self) -> Holder:
         """The loader's name as a :class:`Holder` (where the frame held it)."""
@@ -174,7 +178,7 @@ def _from_json(data: Mapping[str, Any]) -> CallBreach:
                            _int(d.get("batch_size")), _int(d.get("rows")),
                            bool(d.get("drop_last", False)), _int(d.get("last_batch")),
                            str(d.get("dataset", "")), str(d.get("getitem", "")),
-                           str(d.get("collate", "")))
+                           str(d.get("collate", "")), str(d.get("kind", "loader")))
                     for d in data.get("loaders") or () if isinstance(d, Mapping))
     return CallBreach(
         contract=str(data.get("contract", "")), category=str(data.get("category", "")),

@@ -308,6 +308,9 @@ class Provenance:
             found = self._iterated(call, rest)
             if found is not None:
                 return found
+            found = self._dataset_op(call, path)
+            if found is not None:
+                return found
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in KEEP_METHODS:
             return [(call.func.value, path)]
         if any(self.recipe.is_qualified(call.func, p) for p in CONVERTERS) and call.args \
@@ -356,11 +359,69 @@ class Provenance:
             return [(call.func.value, rest)]  # the chunks of x.split(8) are rows of x
         return None
 
+    def _dataset_op(self, call: cst.Call, path: Path) -> list[tuple[cst.CSTNode, Path]] | None:
+        """A row's column ``path[1]`` of a ``datasets`` pipeline step: ``.map(fn)`` (the
+        column ``fn`` returns, else the input's), ``Dataset.from_dict({...})`` (the dict's
+        list), ``rename_column(a, b)`` (column ``a``), and the steps that keep a row's
+        columns (``select``, ``shuffle``, ``filter``, ``with_format``, ...)."""
+        column = path[1] if len(path) > 1 and isinstance(path[1], str) else None
+        func = call.func
+        if column is None:
+            return None
+        rows = path[2:]
+        if self.recipe.is_qualified(func, r"datasets(\.[\w.]*)?\.Dataset\.from_dict") \
+                and call.args:
+            return [(call.args[0].value, (column, ITEM, *rows))]
+        if not isinstance(func, cst.Attribute):
+            return None
+        method, receiver = func.attr.value, func.value
+        if method == "map":
+            fn = next((a.value for a in call.args if a.keyword is None
+                       or a.keyword.value == "function"), None)
+            made = self._returned(fn) if fn is not None else []
+            out: list[tuple[cst.CSTNode, Path]] = [(r, (column, *rows)) for r in made
+                                                   if _has_key(r, column)]
+            return out or [(receiver, path)]
+        if method in ("rename_column",) and len(call.args) >= 2 \
+                and _literal(call.args[1].value) == column:
+            old = _literal(call.args[0].value)
+            return [(receiver, (ITEM, old, *rows))] if isinstance(old, str) else []
+        if method in _ROW_KEEPING:
+            return [(receiver, path)]
+        return None
+
+    def _returned(self, fn: cst.BaseExpression) -> list[cst.BaseExpression]:
+        """What a function given to ``map`` returns: a lambda's body, a module function's
+        ``return`` values."""
+        if isinstance(fn, cst.Lambda):
+            return [fn.body]
+        if isinstance(fn, cst.Name):
+            return [r for t in self.program.resolve(fn.value, fn)
+                    if isinstance(t, cst.FunctionDef) for r in self.program.returns(t)]
+        return []
+
     # -- reading a chain ---------------------------------------------------------------
 
     def describe(self, origin: Origin) -> str:
         """The chain in words (``y <- torch.tensor(...) <- df[["label"]]``), for a commit."""
         return " <- ".join(code(n).strip().splitlines()[0][:40] for n in origin.via)
+
+
+#: ``datasets`` methods that keep each row's columns as they are.
+_ROW_KEEPING = frozenset({"select", "shuffle", "filter", "with_format", "set_format",
+                          "remove_columns", "sort", "take", "skip", "flatten_indices",
+                          "train_test_split"})
+
+
+def _has_key(node: cst.BaseExpression, key: str) -> bool:
+    """``node`` is a dict literal (or ``dict(...)``) with the key ``key``, or a call (a
+    tokenizer's) whose result is a mapping that may hold it."""
+    if isinstance(node, cst.Dict):
+        return any(isinstance(e, cst.DictElement) and _literal(e.key) == key
+                   for e in node.elements)
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) \
+        and node.func.value == "dict" and any(a.keyword is not None and a.keyword.value == key
+                                              for a in node.args)
 
 
 def _literal(node: cst.BaseExpression) -> object:

@@ -19,7 +19,8 @@ tensor maker), then one at the use. The first that passes its run is kept.
   ``.long()``), ``.astype(...)``; else a cast on the tensor maker (``torch.from_numpy(x)
   .long()``), or at the use;
 - :func:`loader_options` (``drop-last-batch``): ``drop_last=True`` on the ``DataLoader``
-  call that builds the loader, found from the name a user's frame held it under.
+  call that builds the loader, found from the name a user's frame held it under;
+  :func:`trainer_options`: ``dataloader_drop_last=True`` in a ``Trainer``'s arguments.
 """
 
 from __future__ import annotations
@@ -293,6 +294,36 @@ def loader_options(recipe: PlannedEdits, provenance: Provenance,
         options.append(Option(_label(recipe, node, "DataLoader(..., drop_last=True)"),
                               _set_drop_last(recipe, owner[0])))
     return options[:MAX_OPTIONS]
+
+
+def trainer_options(recipe: PlannedEdits, provenance: Provenance,
+                    trainer: cst.BaseExpression) -> list[Option]:
+    """``dataloader_drop_last=True`` in the ``TrainingArguments`` the ``Trainer`` that
+    ``trainer`` (the user's expression for it) is built with: a ``Trainer`` builds its
+    training loader from its arguments."""
+    values = Values(recipe)
+    options: list[Option] = []
+    for origin in provenance.origins(trainer):
+        node = origin.node
+        if not isinstance(node, cst.Call) or not recipe.program.is_trainer_call(node):
+            continue
+        given = next((a.value for a in node.args if a.keyword and a.keyword.value == "args"),
+                     None)
+        if given is None:
+            continue
+        for owner in values.owners_of(given, patterns.ANY_TRAINING_ARGS):
+            options.append(Option(_label(recipe, node, "dataloader_drop_last=True"),
+                                  _set_keyword(recipe, owner, "dataloader_drop_last")))
+    return options[:MAX_OPTIONS]
+
+
+def _set_keyword(recipe: PlannedEdits, owner: Owner, name: str) -> Callable[[], None]:
+    def plan() -> None:
+        try:
+            owner.set(name, True, "the last, short batch is dropped")
+        except NotFollowed as exc:
+            recipe.reason = str(exc)
+    return plan
 
 
 def _set_drop_last(recipe: PlannedEdits, owner: Owner) -> Callable[[], None]:

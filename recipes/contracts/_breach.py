@@ -20,9 +20,23 @@ import libcst as cst
 
 from autofix.categories.breaches import CallBreach, Holder, breach_of
 from autofix.toolkit import NotApplicable
-from autofix.toolkit.provenance import Origin, Provenance
+from autofix.toolkit.provenance import ITEM, Origin, Provenance
 from autofix.toolkit.scope import Option, PlannedEdits
 from autofix.types import ExceptionInfo, Frame
+
+#: The batch keys a call's argument comes from when a Trainer feeds a model from its
+#: batches: a loss's target is the model's ``labels``; an embedding's input its
+#: ``input_ids``.
+BATCH_KEYS = {"target": ("labels",), "input": ("input_ids",)}
+#: The dataset columns a batch key is made from (the collators rename ``label``).
+COLUMN_ALIASES = {"labels": ("label", "label_ids")}
+
+
+def _keyword(node: cst.CSTNode, name: str) -> cst.BaseExpression | None:
+    if not isinstance(node, cst.Call):
+        return None
+    return next((a.value for a in node.args if a.keyword is not None
+                 and a.keyword.value == name), None)
 
 
 class BreachRecipe(PlannedEdits):
@@ -48,8 +62,9 @@ class BreachRecipe(PlannedEdits):
     def starts(self, breach: CallBreach, provenance: Provenance
                ) -> list[tuple[cst.BaseExpression | None, list[Origin]]]:
         """Where to start in this file: each holder of the value in this file (its
-        expression and origins), else the returns of a ``__getitem__``/``collate_fn`` of
-        this file behind a loader of the failure, at the holder's key."""
+        expression and origins), then the returns of a ``__getitem__``/``collate_fn`` of
+        this file behind a loader (or a ``Trainer``) of the failure, at the holder's key
+        or name."""
         out: list[tuple[cst.BaseExpression | None, list[Origin]]] = []
         for holder in breach.holders:
             if not holder.is_in(self.rc.script):
@@ -57,18 +72,30 @@ class BreachRecipe(PlannedEdits):
             use = provenance.name_read(holder.name, holder.line, holder.key)
             if use is not None:
                 out.append((use, provenance.origins(use)))
-        if out:
-            return out
-        key = next((h.key for h in breach.holders if h.key), "")
-        path: tuple[object, ...] = (int(key),) if key.isdigit() else (key,) if key else ()
-        for loader in breach.loaders:
-            for place in (loader.collate, loader.getitem):
-                func = self._function_at(place)
-                if func is None:
-                    continue
-                origins = [o for ret in self.program.returns(func)
-                           for o in provenance.origins(ret, path)]
-                out.append((None, origins))
+        # the batch's item under the holder's key, or under its name (a model's forward
+        # parameter, which a Trainer fills from the batch's key of that name)
+        keys = [h.key for h in breach.holders if h.key] + [h.name for h in breach.holders
+                                                           if not h.key]
+        keys += BATCH_KEYS.get(breach.argument, ())
+        for key in dict.fromkeys(keys):
+            path: tuple[object, ...] = (int(key),) if key.isdigit() else (key,)
+            for loader in breach.loaders:
+                for place in (loader.collate, loader.getitem):
+                    func = self._function_at(place)
+                    if func is not None:
+                        out.append((None, [o for ret in self.program.returns(func)
+                                           for o in provenance.origins(ret, path)]))
+        for loader in breach.loaders:  # a Trainer given a datasets pipeline of this file
+            if loader.kind != "trainer" or not loader.dataset.startswith("datasets.") \
+                    or not loader.holder().is_in(self.rc.script):
+                continue
+            trainer = provenance.name_read(loader.name, loader.line)
+            for call in provenance.origins(trainer) if trainer is not None else ():
+                given = _keyword(call.node, "train_dataset")
+                for key in dict.fromkeys(keys):
+                    for column in (key, *COLUMN_ALIASES.get(key, ())):
+                        out.append((None, provenance.origins(given, (ITEM, column))
+                                    if given is not None else []))
         return out
 
     def _function_at(self, place: str) -> cst.FunctionDef | None:

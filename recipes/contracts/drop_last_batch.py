@@ -16,12 +16,13 @@ from autofix.categories.breaches import CallBreach
 from autofix.toolkit import Example
 from autofix.toolkit.provenance import Provenance
 from autofix.toolkit.scope import Option
-from autofix.toolkit.source_ops import loader_options
+from autofix.toolkit.source_ops import loader_options, trainer_options
 
 from ._breach import BreachRecipe, breach_failure
 
 
-def _breach(line: int, name: str, function: str = "main", rows: int = 241) -> dict[str, object]:
+def _breach(line: int, name: str, function: str = "main", rows: int = 241,
+            kind: str = "loader") -> dict[str, object]:
     return {"contract": "batch-norm-rows", "category": "batch-norm-single-row",
             "api": "torch.nn.functional.batch_norm", "argument": "input",
             "says": "more than one value per channel in training", "property": "rows",
@@ -29,7 +30,7 @@ def _breach(line: int, name: str, function: str = "main", rows: int = 241) -> di
             "facts": {"rows": 1}, "trial": {"operator": "drop-last-batch", "change": ""},
             "loaders": [{"file": "script.py", "line": line, "function": function,
                          "name": name, "batch_size": 16, "rows": rows, "drop_last": False,
-                         "last_batch": rows % 16}]}
+                         "last_batch": rows % 16, "kind": kind}]}
 
 
 _MAIN = (
@@ -39,6 +40,12 @@ _MAIN = (
     "    train_dl = DataLoader(rows, batch_size=16, shuffle=True)\n"
     "    for ids, y in train_dl:\n"
     "        loss = loss_fn(model(ids), y)\n"
+)
+_TRAINER = (
+    "from transformers import Trainer, TrainingArguments\n"
+    "args = TrainingArguments(output_dir='out')\n"
+    "trainer = Trainer(model=MLP(), args=args, train_dataset=rows)\n"
+    "trainer.train()\n"
 )
 _HELPER = (
     "from torch.utils.data import DataLoader\n"
@@ -58,7 +65,7 @@ class DropLastBatch(BreachRecipe):
     id = "drop-last-batch"
     category = "batch-norm-single-row"
     title = "drop the last, one-row batch of the training loader (drop_last=True)"
-    requires_imports = ("torch",)
+    requires_imports = ("torch", "transformers")
     operators = ("drop-last-batch",)
     restores = ("batch-norm-single-row",)
     nothing_to_do = "the loader that made the one-row batch was not found in the script"
@@ -72,6 +79,10 @@ class DropLastBatch(BreachRecipe):
                     "DataLoader(train, bs, True)", "DataLoader(train, bs, True, drop_last=True)"),
                 failure=breach_failure("Expected more than 1 value per channel",
                                        _breach(9, "self.train_loader", "fit"), 9)),
+        Example(before=_TRAINER, after=_TRAINER.replace(
+                    "output_dir='out')", "output_dir='out', dataloader_drop_last=True)"),
+                failure=breach_failure("Expected more than 1 value per channel",
+                                       _breach(4, "trainer", "<module>", kind="trainer"), 4)),
         Example(  # the loader leaves no single row: not this loader
             before=_MAIN,
             failure=breach_failure("Expected more than 1 value per channel",
@@ -86,6 +97,8 @@ class DropLastBatch(BreachRecipe):
                     or not loader.holder().is_in(self.rc.script):
                 continue
             expr = provenance.name_read(loader.name, loader.line)
-            if expr is not None:
-                found += loader_options(self, provenance, expr)
+            if expr is None:
+                continue
+            found += trainer_options(self, provenance, expr) if loader.kind == "trainer" \
+                else loader_options(self, provenance, expr)
         return found

@@ -10,11 +10,12 @@ real objects:
   ``labels``), or a container that holds it (``batch["labels"]``, ``batch[2]``): each
   ``{"file", "line", "function", "name", "key"}`` (``key`` "" for the value itself);
 - ``loaders``: the ``DataLoader``s the user's frames hold (locals, and attributes of a
-  local ``self``): ``{"file", "line", "function", "name", "batch_size", "rows",
-  "drop_last", "last_batch", "dataset", "getitem", "collate"}``, ``rows`` the length of
-  its dataset, ``last_batch`` the rows of its last batch, ``getitem``/``collate`` the
-  ``"file:line"`` of the user's ``Dataset.__getitem__`` / ``collate_fn`` ("" when the
-  library's own).
+  local ``self``), and the ``Trainer``s, which build their training loader themselves:
+  ``{"file", "line", "function", "name", "kind", "batch_size", "rows", "drop_last",
+  "last_batch", "dataset", "getitem", "collate"}``, ``kind`` ``"loader"`` or
+  ``"trainer"``, ``rows`` the length of its dataset, ``last_batch`` the rows of its last
+  batch, ``getitem``/``collate`` the ``"file:line"`` of the user's
+  ``Dataset.__getitem__`` / ``collate_fn`` ("" when the library's own).
 
 Standard library only; never raises.
 """
@@ -112,6 +113,12 @@ def _is_loader(value: Any) -> bool:
         and not isinstance(value, type)
 
 
+def _is_trainer(value: Any) -> bool:
+    """A transformers (or TRL) ``Trainer``: it builds its training loader itself."""
+    return all(hasattr(value, a) for a in ("get_train_dataloader", "train_dataset", "args")) \
+        and not isinstance(value, type)
+
+
 def _user_code(func: Any) -> str:
     """``"file:line"`` of a function defined in the user's files, "" otherwise."""
     code = getattr(getattr(func, "__func__", func), "__code__", None)
@@ -122,22 +129,35 @@ def _user_code(func: Any) -> str:
 
 def describe_loader(loader: Any) -> dict[str, Any]:
     """A loader's batch size, dataset length, ``drop_last``, the rows of its last batch,
-    its dataset's class and where the user's ``__getitem__``/``collate_fn`` are."""
-    out: dict[str, Any] = {"batch_size": loader.batch_size,
-                           "drop_last": bool(getattr(loader, "drop_last", False))}
-    dataset = loader.dataset
+    its dataset's class and where the user's ``__getitem__``/``collate_fn`` are; a
+    ``Trainer`` is described by the training loader it builds (``kind`` ``"trainer"``:
+    ``args.train_batch_size``, ``args.dataloader_drop_last``, its ``data_collator``)."""
+    if _is_trainer(loader):
+        args = loader.args
+        batch = getattr(args, "train_batch_size", None) or getattr(
+            args, "per_device_train_batch_size", None)
+        return _dataset_facts({"kind": "trainer", "batch_size": batch,
+                               "drop_last": bool(getattr(args, "dataloader_drop_last", False)),
+                               "collate": _user_code(getattr(loader, "data_collator", None))},
+                              loader.train_dataset)
+    return _dataset_facts({"kind": "loader", "batch_size": loader.batch_size,
+                           "drop_last": bool(getattr(loader, "drop_last", False)),
+                           "collate": _user_code(loader.collate_fn)}, loader.dataset)
+
+
+def _dataset_facts(out: dict[str, Any], dataset: Any) -> dict[str, Any]:
     kind = type(dataset)
     out["dataset"] = f"{kind.__module__}.{kind.__qualname__}"
     getitem = getattr(kind, "__getitem__", None)
     out["getitem"] = _user_code(getitem) if getitem is not None else ""
-    out["collate"] = _user_code(loader.collate_fn)
     try:
         rows = len(dataset)
     except Exception:  # noqa: BLE001 - an iterable dataset has no length
         return out
     out["rows"] = rows
-    if isinstance(loader.batch_size, int) and loader.batch_size > 0:
-        out["last_batch"] = rows % loader.batch_size or loader.batch_size
+    batch = out.get("batch_size")
+    if isinstance(batch, int) and batch > 0:
+        out["last_batch"] = rows % batch or batch
     return out
 
 
@@ -152,7 +172,7 @@ def loaders(frames: list[Any]) -> list[dict[str, Any]]:
         if isinstance(attrs, dict):
             named += [(f"self.{k}", v) for k, v in list(attrs.items())[:200]]
         for name, value in named:
-            if id(value) in seen or not _is_loader(value):
+            if id(value) in seen or not (_is_loader(value) or _is_trainer(value)):
                 continue
             seen.add(id(value))
             try:
