@@ -12,17 +12,52 @@ from __future__ import annotations
 TRAINER = r"transformers(\.trainer(_seq2seq)?)?\.(Seq2Seq)?Trainer"
 #: ``AutoTokenizer.from_pretrained``, any ``*Tokenizer*``/``*Processor`` class.
 TOKENIZER = r"transformers(\.[\w.]*)?\.\w*(Tokenizer\w*|Processor)\.from_pretrained"
+#: The same, made any way: the class itself or its ``from_pretrained``.
+TOKENIZER_ANY = r"transformers(\.[\w.]*)?\.\w*(Tokenizer\w*|Processor)(\.from_pretrained)?"
 #: A Hugging Face TensorFlow model built with ``from_pretrained``.
 TF_MODEL = r"transformers(\.[\w.]*)?\.TF\w+\.from_pretrained"
-#: A sequence-classification model (PyTorch, TF or Flax) built with ``from_pretrained``.
-SEQ_CLS_MODEL = (r"transformers(\.[\w.]*)?\.(TF|Flax)?\w*ForSequenceClassification"
-                 r"\.from_pretrained")
+#: A sequence-classification model class (PyTorch, TF or Flax).
+SEQ_CLS_CLASS = r"transformers(\.[\w.]*)?\.(TF|Flax)?\w*ForSequenceClassification"
+#: A sequence-classification model built with ``from_pretrained``.
+SEQ_CLS_MODEL = SEQ_CLS_CLASS + r"\.from_pretrained"
+#: ... built with ``from_config``.
+SEQ_CLS_FROM_CONFIG = SEQ_CLS_CLASS + r"\.from_config"
+#: ... made any way but ``from_config``: the class itself or its ``from_pretrained``.
+SEQ_CLS_ANY = SEQ_CLS_CLASS + r"(\.from_pretrained)?"
+#: A classification head's model class: one label per sequence or per token.
+CLASSIFIER_CLASS = (r"transformers(\.[\w.]*)?\.(TF|Flax)?\w*For"
+                    r"(SequenceClassification|TokenClassification)")
+#: ... made any way (the class, ``from_pretrained``, ``from_config``).
+CLASSIFIER = CLASSIFIER_CLASS + r"(\.from_pretrained|\.from_config)?"
+#: A token-classification model: the class itself or its ``from_pretrained``.
+TOKEN_CLS_ANY = r"transformers(\.[\w.]*)?\.\w*ForTokenClassification(\.from_pretrained)?"
+#: A model with a task head (``AutoModelForSequenceClassification``, ``BertForMaskedLM``),
+#: made from a checkpoint or a config.
+TASK_MODEL = r"transformers(\.[\w.]*)?\.\w*For[A-Z]\w*(\.from_pretrained|\.from_config)?"
+#: A model with a task head loaded with ``from_pretrained``.
+TASK_MODEL_PRETRAINED = r"transformers(\.[\w.]*)?\.\w*For\w+\.from_pretrained"
+#: A transformers model (with or without a head), made any way.
+ANY_MODEL = r"transformers(\.[\w.]*)?\.\w*Model\w*(\.from_pretrained|\.from_config)?"
+#: A model, loaded (``.from_pretrained``) or built from a config (``BertForMaskedLM(cfg)``,
+#: ``AutoModelForCausalLM.from_config(cfg)``); never a collator, processor or config class.
+MODEL = (r"transformers(\.[\w.]*)?\.(?!\w*(Collator|Processor|Tokenizer|Config|Trainer))"
+         r"(AutoModel\w*|\w+For\w+|\w+Model|\w+LMHeadModel)(\.from_pretrained|\.from_config)?")
+#: A causal or sequence-to-sequence language model, made any way.
+LM_MODEL = (r"transformers(\.[\w.]*)?\.\w*(ForCausalLM|LMHeadModel|ForSeq2SeqLM)"
+            r"(\.from_pretrained|\.from_config)?")
+#: A causal language model, made any way.
+CAUSAL_LM_MODEL = (r"transformers(\.[\w.]*)?\.(\w*ForCausalLM|\w*LMHeadModel)"
+                   r"(\.from_pretrained|\.from_config)?")
 #: A model configuration of transformers: a ``*Config`` class (``BertConfig(...)``, also
 #: ``.from_pretrained``) or ``AutoConfig.from_pretrained`` / ``AutoConfig.for_model``.
 MODEL_CONFIG = (r"transformers(\.[\w.]*)?\."
                 r"(AutoConfig\.(from_pretrained|for_model)|\w+Config(\.from_pretrained)?)")
-#: ``TrainingArguments`` / ``Seq2SeqTrainingArguments``.
-TRAINING_ARGS = r"transformers(\.[\w.]*)?\.(Seq2Seq)?TrainingArguments"
+#: ``TrainingArguments`` / ``Seq2SeqTrainingArguments`` / ``TFTrainingArguments``.
+TRAINING_ARGS = r"transformers(\.[\w.]*)?\.(Seq2Seq|TF)?TrainingArguments"
+#: ``Seq2SeqTrainingArguments`` alone (``predict_with_generate`` is its own).
+SEQ2SEQ_TRAINING_ARGS = r"transformers(\.training_args_seq2seq)?\.Seq2SeqTrainingArguments"
+#: ``HfArgumentParser``, which parses the command line into arguments dataclasses.
+HF_ARGUMENT_PARSER = r"transformers(\.hf_argparser)?\.HfArgumentParser"
 #: ``torch.utils.data.DataLoader``.
 DATALOADER = r"torch\.utils\.data(\.dataloader)?\.DataLoader"
 #: ``torch.optim.Adam`` / ``AdamW``.
@@ -38,8 +73,97 @@ PADDING_COLLATOR = (r"transformers(\.[\w.]*)?\.DataCollator(WithPadding|ForToken
                     r"ForSeq2Seq|ForLanguageModeling)")
 #: ``DataCollatorForTokenClassification`` (pads per-token labels with -100).
 TOKEN_COLLATOR = r"transformers(\.[\w.]*)?\.DataCollatorForTokenClassification"
-#: A Hugging Face TensorFlow model, built from a config or with ``from_pretrained``.
-TF_MODEL_ANY = r"transformers(\.[\w.]*)?\.TF\w+(\.from_pretrained)?"
+#: ``DataCollatorForLanguageModeling``.
+LM_COLLATOR = r"transformers(\.[\w.]*)?\.DataCollatorForLanguageModeling"
+#: The collators that pad the inputs only (or remake the labels from them).
+INPUT_COLLATOR = (r"transformers(\.[\w.]*)?\."
+                  r"(DataCollatorWithPadding|DataCollatorForLanguageModeling)")
+#: transformers' own ``AdamW`` (removed in 4.x) or PyTorch's, which replaced it.
+ADAMW = r"(transformers(\.optimization)?|torch\.optim(\.adamw)?)\.AdamW"
+
+# -- datasets
+#: ``datasets.load_dataset``.
+LOAD_DATASET = r"datasets(\.[\w.]*)?\.load_dataset"
+#: ``datasets.DatasetDict``.
+DATASET_DICT = r"datasets(\.[\w.]*)?\.DatasetDict"
+
+# -- torch
+#: ``torch.device``.
+TORCH_DEVICE = r"torch\.device"
+#: ``torch.tensor`` / ``torch.as_tensor``, which take a ``dtype=``.
+TENSOR_MAKER = r"torch\.(tensor|as_tensor)"
+#: A floating dtype of torch (``torch.float32``, ``torch.half``...).
+FLOAT_DTYPE = r"torch\.(float|float32|float64|double|half|float16|bfloat16)"
+#: A legacy tensor class that makes floats (``torch.FloatTensor(...)``, ``torch.Tensor``).
+FLOAT_TENSOR_CLASS = r"torch\.(Tensor|FloatTensor|DoubleTensor|HalfTensor)"
+#: The contexts that turn autograd off (``torch.no_grad()``, ``torch.inference_mode()``).
+NO_GRAD = r"torch(\.autograd(\.grad_mode)?)?\.(no_grad|inference_mode)"
+#: ``torch.save``.
+TORCH_SAVE = r"torch(\.serialization)?\.save"
+#: ``torch.load``.
+TORCH_LOAD = r"torch(\.serialization)?\.load"
+#: ``nn.DataParallel`` / ``DistributedDataParallel``, which wrap a model.
+DATA_PARALLEL = (r"torch\.nn(\.parallel(\.data_parallel|\.distributed)?)?\.(DataParallel|"
+                 r"DistributedDataParallel)")
+#: ``torch.nn.utils.clip_grad_norm_`` / ``clip_grad_value_`` (and their old names).
+CLIP_GRAD = r"torch\.nn\.utils(\.clip_grad)?\.clip_grad_(norm|value)_?"
+#: ``torch.nn.Linear``.
+LINEAR = r"torch\.nn(\.modules\.linear)?\.Linear"
+#: torch's loss modules (``nn.CrossEntropyLoss``, ``nn.MSELoss``...).
+LOSS_MODULE = r"torch\.nn(\.modules\.loss)?\.\w+Loss"
+#: torch's functional losses.
+LOSS_FUNCTION = (r"torch\.nn\.functional\.(cross_entropy|nll_loss|mse_loss|l1_loss|"
+                 r"smooth_l1_loss|binary_cross_entropy\w*|kl_div|huber_loss)")
+#: The losses of class-id targets, as modules (``nn.CrossEntropyLoss``, ``nn.NLLLoss``).
+CLASS_ID_LOSS_MODULE = r"torch\.nn\.(modules\.loss\.)?(CrossEntropyLoss|NLLLoss)"
+#: ... and as functions (``F.cross_entropy``, ``F.nll_loss``).
+CLASS_ID_LOSS_FUNCTION = r"torch\.nn\.functional\.(cross_entropy|nll_loss)"
+#: Cross-entropy, as a module or a function.
+CROSS_ENTROPY = (r"torch\.nn\.(modules\.loss\.)?CrossEntropyLoss|"
+                 r"torch\.nn\.functional\.cross_entropy")
+#: The torch losses that take class weights (modules and functions).
+WEIGHTED_LOSS = (r"torch\.nn(\.modules\.loss)?\.(CrossEntropyLoss|NLLLoss|BCEWithLogitsLoss|"
+                 r"BCELoss|MultiMarginLoss|MultiLabelSoftMarginLoss)"
+                 r"|torch\.nn\.functional\.(cross_entropy|nll_loss|binary_cross_entropy\w*)")
+
+# -- Keras
+#: Keras' ``ModelCheckpoint`` callback (Keras 3, tf.keras or tf_keras).
+KERAS_MODEL_CHECKPOINT = (r"(tf_keras|keras|tensorflow\.keras|tensorflow\.python\.keras)"
+                          r"(\.[\w.]*)?\.callbacks(\.[\w.]*)?\.ModelCheckpoint")
+#: A Keras loss or metric, the name last (``keras.losses.CategoricalCrossentropy``).
+KERAS_LOSS_OR_METRIC = (r"(tf_keras|keras|tensorflow\.keras)(\.src)?\.(losses|metrics)"
+                        r"(\.\w+)?\.(\w+)")
+#: The Keras modules whose objects a tf-keras model cannot take from Keras 3.
+KERAS3_PARTS = r"(optimizers|losses|callbacks|metrics)"
+#: An object of those modules, imported from Keras 3 or tf.keras.
+KERAS3_OBJECT = rf"(tensorflow\.keras|keras)\.{KERAS3_PARTS}"
+#: A module imported from: Keras 3's or tf.keras' own (a ``from ... import`` line).
+KERAS3_MODULE = rf"(tensorflow\.keras|tensorflow\.python\.keras|keras)\.{KERAS3_PARTS}(\.[\w.]+)?"
+
+# -- the standard library, numpy, scikit-learn, TRL
+#: The ``dict`` builtin.
+DICT = r"(builtins\.)?dict"
+#: ``os.environ``.
+OS_ENVIRON = r"os\.environ"
+#: ``os.environ.get`` / ``os.getenv``.
+ENV_GET = r"os\.(environ\.get|getenv)"
+#: The standard library's JSON writers (``json.dump`` / ``json.dumps``).
+JSON_DUMP = r"json\.dumps?"
+#: Anything of numpy (its functions return numpy scalars and arrays).
+NUMPY_ANY = r"numpy\..*"
+#: scikit-learn's metrics that average over classes (``average=``).
+SKLEARN_AVERAGED_METRIC = (r"sklearn\.metrics(\._classification)?\.(f1_score|precision_score|"
+                           r"recall_score|fbeta_score|jaccard_score|"
+                           r"precision_recall_fscore_support)")
+#: Anything of TRL.
+TRL_ANY = r"trl(\.[\w.]*)?\.\w+"
+#: Anything of transformers.
+TRANSFORMERS_ANY = r"transformers(\..*)?"
+#: Anything of pandas.
+PANDAS_ANY = r"pandas(\..*)?"
+#: A Hugging Face TensorFlow model, built from a config (``TFBertModel(config)``,
+#: ``from_config``) or with ``from_pretrained``.
+TF_MODEL_ANY = r"transformers(\.[\w.]*)?\.TF\w+(\.from_pretrained|\.from_config)?"
 #: TRL's trainer configurations (``SFTConfig``, ``DPOConfig``...: ``TrainingArguments``
 #: subclasses, TRL 1.16).
 TRL_CONFIG = (r"trl(\.[\w.]*)?\.(SFT|DPO|GRPO|Reward|KTO|ORPO|CPO|PPO|RLOO|OnlineDPO|BCO|GKD"

@@ -37,6 +37,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from autofix.toolkit.edits import code, keyword, remove_keyword
+from autofix.toolkit.patterns import DICT, HF_ARGUMENT_PARSER
 from autofix.toolkit.recipe import NotApplicable
 from autofix.toolkit.scope import Program, append_kw, replace_with, string_value
 from autofix.toolkit.sources import CommandLine, Literal, literal_source
@@ -55,7 +56,6 @@ class Unknown:
 #: A setting whose value autofix cannot read (:attr:`Setting.value`).
 UNKNOWN = Unknown()
 
-HF_ARGUMENT_PARSER = r"transformers(\.hf_argparser)?\.HfArgumentParser"
 #: The parse methods of ``HfArgumentParser`` that read the command line.
 _ARGV_PARSES = ("parse_args_into_dataclasses", "parse_known_args", "parse_args")
 
@@ -246,7 +246,7 @@ class CallOwner(Owner):
         if isinstance(star, cst.Dict):
             return star if _string_keys(star) else self._opaque(star)
         if isinstance(star, cst.Call) and self.values.recipe.is_qualified(
-                star.func, r"(builtins\.)?dict") and all(a.keyword is not None
+                star.func, DICT) and all(a.keyword is not None
                                                           for a in star.args):
             return star
         if not isinstance(star, cst.Name):
@@ -263,7 +263,7 @@ class CallOwner(Owner):
         if len(found) == 1 and isinstance(found[0], cst.Dict) and _string_keys(found[0]):
             return found[0]
         if len(found) == 1 and isinstance(found[0], cst.Call) and \
-                self.values.recipe.is_qualified(found[0].func, r"(builtins\.)?dict") and \
+                self.values.recipe.is_qualified(found[0].func, DICT) and \
                 all(a.keyword is not None for a in found[0].args):
             return found[0]
         return self._opaque(star)

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from autofix.categories.advice import Advice
-from autofix.toolkit import Example, NotApplicable
+from autofix.toolkit import Example, NotApplicable, patterns
 
 from ._advice import AdviceRecipe
 
@@ -68,7 +68,7 @@ class TurnBf16Off(AdviceRecipe):
 
     def make(self, tree: cst.Module) -> None:
         args = self.the_args_call()
-        trl = self.is_qualified(args.func, r"trl(\.[\w.]*)?\.\w+")
+        trl = self.is_qualified(args.func, patterns.TRL_ANY)
         changed = False
         for name, default in (("bf16", trl), ("bf16_full_eval", False)):
             if self.current(args, name, default) is True:

@@ -18,12 +18,9 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from autofix.toolkit import Example, NotApplicable
+from autofix.toolkit import Example, NotApplicable, patterns
 from autofix.toolkit.scope import PlannedEdits
 from autofix.toolkit.values import CallOwner, NotFollowed, Values
-
-MODEL_CHECKPOINT = (r"(tf_keras|keras|tensorflow\.keras|tensorflow\.python\.keras)"
-                    r"(\.[\w.]*)?\.callbacks(\.[\w.]*)?\.ModelCheckpoint")
 
 
 class KerasCheckpointWeights(PlannedEdits):
@@ -81,7 +78,7 @@ class KerasCheckpointWeights(PlannedEdits):
         if not fits:
             raise NotApplicable(f"the failing line {line} is no fit(...) call")
         values = Values(self)
-        for call in values.calls(MODEL_CHECKPOINT):
+        for call in values.calls(patterns.KERAS_MODEL_CHECKPOINT):
             try:
                 CallOwner(values, call).set("save_weights_only", True,
                                             "HDF5 holds the weights of a subclassed model, "

@@ -15,10 +15,8 @@ import libcst as cst
 from libcst.metadata import ParentNodeProvider
 
 from autofix.categories.catalogue.checkpoints import LAUNCHER_VARIABLES
-from autofix.toolkit import Example, Recipe
+from autofix.toolkit import Example, Recipe, patterns
 from autofix.toolkit.scope import string_value
-
-_ENVIRON = r"os\.environ"
 
 
 class LauncherEnvDefaults(Recipe):
@@ -53,7 +51,8 @@ class LauncherEnvDefaults(Recipe):
 
     def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript
                         ) -> cst.BaseExpression:
-        if not self.is_qualified(original_node.value, _ENVIRON) or len(original_node.slice) != 1:
+        if not self.is_qualified(original_node.value, patterns.OS_ENVIRON) or \
+                len(original_node.slice) != 1:
             return updated_node
         index = original_node.slice[0].slice
         if not isinstance(index, cst.Index) or not isinstance(index.value, cst.SimpleString):

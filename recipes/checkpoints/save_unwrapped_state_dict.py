@@ -16,12 +16,8 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit import Example, code
+from autofix.toolkit import Example, code, patterns
 from autofix.toolkit.scope import PlannedEdits, replace_with
-
-_SAVE = r"torch(\.serialization)?\.save"
-_WRAPPER = r"torch\.nn(\.parallel(\.data_parallel|\.distributed)?)?\.(DataParallel|" \
-           r"DistributedDataParallel)"
 
 
 class SaveUnwrappedStateDict(PlannedEdits):
@@ -75,7 +71,7 @@ class SaveUnwrappedStateDict(PlannedEdits):
     def prepare(self, tree: cst.Module) -> None:
         program = self.program
         for call in program.calls:
-            if not self.is_qualified(call.func, _SAVE) or not call.args:
+            if not self.is_qualified(call.func, patterns.TORCH_SAVE) or not call.args:
                 continue
             obj = call.args[0].value
             if not m.matches(obj, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name(
@@ -87,7 +83,7 @@ class SaveUnwrappedStateDict(PlannedEdits):
                              if program.line(tv[0]) < program.line(call)),
                             key=lambda tv: program.line(tv[0]))
             wraps = [tv for tv in before if isinstance(tv[1], cst.Call)
-                     and self.is_qualified(tv[1].func, _WRAPPER)]
+                     and self.is_qualified(tv[1].func, patterns.DATA_PARALLEL)]
             if not wraps:
                 continue
             target, _ = before[-1]

@@ -14,11 +14,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from autofix.toolkit import Example, code, keyword
+from autofix.toolkit import Example, code, keyword, patterns
 from autofix.toolkit.scope import PlannedEdits, append_kw
-
-_LOAD = r"torch(\.serialization)?\.load"
-_SAVE = r"torch(\.serialization)?\.save"
 
 
 def _path(call: cst.Call, position: int, name: str) -> cst.BaseExpression | None:
@@ -63,10 +60,11 @@ class TorchLoadOwnCheckpoint(PlannedEdits):
 
     def prepare(self, tree: cst.Module) -> None:
         program = self.program
-        saves = [c for c in program.calls if self.is_qualified(c.func, _SAVE)]
+        saves = [c for c in program.calls if self.is_qualified(c.func, patterns.TORCH_SAVE)]
         saved = [p for p in (_path(c, 1, "f") for c in saves) if p is not None]
         for call in program.calls:
-            if not self.is_qualified(call.func, _LOAD) or keyword(call, "weights_only"):
+            if not self.is_qualified(call.func, patterns.TORCH_LOAD) or \
+                    keyword(call, "weights_only"):
                 continue
             path = _path(call, 0, "f")
             if path is None:

@@ -23,15 +23,12 @@ import libcst as cst
 import libcst.matchers as m
 
 from autofix.categories.failure import loss_shapes
-from autofix.toolkit import Example, NotApplicable, code
+from autofix.toolkit import Example, NotApplicable, code, patterns
 from autofix.toolkit.facts import example_failure
 from autofix.toolkit.scope import PlannedEdits, replace_with
 from autofix.types import ExceptionInfo
 
 from ._backward import calls_at, failing_line, the_failure, user_fact
-
-#: torch's functional losses that take class scores and class-id targets.
-LOSS_FUNCTIONS = r"torch\.nn\.functional\.(cross_entropy|nll_loss)"
 
 
 def _failure(scores: list[int], target: list[int], line: int,
@@ -120,7 +117,7 @@ class FlattenTokenLoss(PlannedEdits):
                        "(batch*time,)")
 
     def _is_loss(self, call: cst.Call) -> bool:
-        if self.is_qualified(call.func, LOSS_FUNCTIONS):
+        if self.is_qualified(call.func, patterns.CLASS_ID_LOSS_FUNCTION):
             return True
         if not isinstance(call.func, cst.Name):
             return False

@@ -30,15 +30,13 @@ import libcst as cst
 import libcst.matchers as m
 
 from autofix.categories.failure import dtype, is_numpy_scalar, json_refusal
-from autofix.toolkit import Example, NotApplicable, code
+from autofix.toolkit import Example, NotApplicable, code, patterns
 from autofix.toolkit.facts import example_failure
 from autofix.toolkit.scope import PlannedEdits, replace_with, string_value
 from autofix.types import ExceptionInfo
 
 from ._backward import calls_at, failing_line, the_failure, user_fact
 
-#: The standard library's JSON writers.
-JSON_CALLS = r"json\.dumps?"
 #: How far names and parameters are followed back.
 MAX_DEPTH = 6
 
@@ -120,7 +118,7 @@ class JsonPythonInts(PlannedEdits):
         if refused is None:
             raise NotApplicable("the value json refused is no numpy scalar")
         calls = [c for c in calls_at(self, failing_line(self, failure))
-                 if self.is_qualified(c.func, JSON_CALLS) and c.args
+                 if self.is_qualified(c.func, patterns.JSON_DUMP) and c.args
                  and c.args[0].keyword is None]
         self.refused = refused
         self.done: set[cst.CSTNode] = set()
@@ -207,10 +205,10 @@ class JsonPythonInts(PlannedEdits):
         if direct:
             while isinstance(expr, cst.Subscript):
                 expr = expr.value
-            return isinstance(expr, cst.Call) and self.is_qualified(expr.func, r"numpy\..*")
+            return isinstance(expr, cst.Call) and self.is_qualified(expr.func, patterns.NUMPY_ANY)
         for call in m.findall(expr, m.Call()):
             assert isinstance(call, cst.Call)
-            if self.is_qualified(call.func, r"numpy\..*"):
+            if self.is_qualified(call.func, patterns.NUMPY_ANY):
                 return True
         failure = the_failure(self)
         return any(isinstance(n, cst.Name) and (user_fact(failure, n.value) or {}).get(

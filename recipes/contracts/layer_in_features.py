@@ -26,14 +26,12 @@ import libcst.matchers as m
 
 from autofix.categories.catalogue.contracts import linear_mismatch
 from autofix.categories.failure import LayerAtFailure, layer_at_failure
-from autofix.toolkit import Example, NotApplicable, code
+from autofix.toolkit import Example, NotApplicable, code, patterns
 from autofix.toolkit.facts import example_failure, failure_of
 from autofix.toolkit.scope import PlannedEdits, replace_with
 from autofix.toolkit.values import UNKNOWN, CallOwner, Values
 from autofix.types import ExceptionInfo
 
-#: ``torch.nn.Linear`` (and its lazy / quantisation-ready kin that take ``in_features``).
-LINEAR = r"torch\.nn(\.modules\.linear)?\.Linear"
 #: ``torch.nn.Sequential``, whose positional arguments are its numbered children.
 SEQUENTIAL = r"torch\.nn(\.modules\.container)?\.Sequential"
 
@@ -155,7 +153,7 @@ class LayerInFeatures(PlannedEdits):
         calls = [c for c in self._built_at(layer.path, layer, layer.owner)
                  if self._sized(c, layer, built)]
         if not calls:
-            calls = [c for c in self.values.calls(LINEAR) if self._sized(c, layer, built)]
+            calls = [c for c in self.values.calls(patterns.LINEAR) if self._sized(c, layer, built)]
         if len(calls) != 1:
             name = layer.path or "the layer"
             raise NotApplicable(self.reason or (
@@ -212,7 +210,7 @@ class LayerInFeatures(PlannedEdits):
     def _sized(self, call: cst.Call, layer: LayerAtFailure, built: int) -> bool:
         """``call`` is an ``nn.Linear(...)`` whose sizes, where the script states them as
         literals, are the layer's (``in_features`` ``built``, its ``out_features``)."""
-        if not self.is_qualified(call.func, LINEAR):
+        if not self.is_qualified(call.func, patterns.LINEAR):
             return False
         owner = CallOwner(self.values, call)
         for name, position, want in (("in_features", 0, built),

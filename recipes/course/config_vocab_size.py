@@ -21,15 +21,10 @@ import libcst as cst
 
 from autofix.categories.failure import Failure, ids_at_embedding, user_values_of_kind
 from autofix.toolkit import Example, NotApplicable, code, keyword
-from autofix.toolkit.patterns import MODEL_CONFIG
+from autofix.toolkit.patterns import MODEL, MODEL_CONFIG
 from autofix.toolkit.scope import PlannedEdits, append_kw, replace_with, string_value
 from autofix.toolkit.sources import CommandLine, Literal, literal_source
 from autofix.types import ExceptionInfo, FrameFacts
-
-#: A transformers model class, built from a config (``BertForMaskedLM(config)``,
-#: ``AutoModelForCausalLM.from_config(config)``) or loaded (``.from_pretrained``).
-MODEL_CALL = (r"transformers(\.[\w.]*)?\.(TF)?(Auto)?\w*(For\w+|Model|LMHeadModel)"
-              r"(\.from_config|\.from_pretrained)?")
 
 _HEAD = ("from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification\n"
          "tokenizer = AutoTokenizer.from_pretrained('ckpt')\n")
@@ -134,7 +129,7 @@ class ConfigVocabSize(PlannedEdits):
             raise NotApplicable(f"no tokenizer with more than the embedding's {facts.rows} "
                                 "tokens was seen: the ids come from elsewhere")
         for call in self.program.calls:
-            if self.is_qualified(call.func, MODEL_CALL):
+            if self.is_qualified(call.func, MODEL):
                 self._model(call, names, facts.rows)
 
     def _model(self, call: cst.Call, names: list[str], rows: int) -> None:

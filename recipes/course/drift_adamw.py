@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.toolkit import Example, OtherError, Recipe, drop_import, remove_keyword
+from autofix.toolkit import Example, OtherError, Recipe, drop_import, patterns, remove_keyword
 
 
 class AdamWFromTorch(Recipe):
@@ -60,8 +60,7 @@ class AdamWFromTorch(Recipe):
         return dropped
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        func = updated_node.func
-        if isinstance(func, cst.Name) and func.value == "AdamW" and any(
+        if self.is_qualified(original_node.func, patterns.ADAMW) and any(
                 a.keyword is not None and a.keyword.value == "correct_bias"
                 for a in updated_node.args):
             self.changed(original_node, "dropped correct_bias= (torch's AdamW always "

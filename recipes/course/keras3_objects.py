@@ -17,11 +17,8 @@ import re
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from autofix.toolkit import Example, NotApplicable, Recipe
+from autofix.toolkit import Example, NotApplicable, Recipe, patterns
 
-_PARTS = r"(optimizers|losses|callbacks|metrics)"
-_FROM = re.compile(rf"^(tensorflow\.keras|tensorflow\.python\.keras|keras)\.{_PARTS}(\.[\w.]+)?$")
-_QUALIFIED = rf"(tensorflow\.keras|keras)\.{_PARTS}"
 _TF = {"tf-keras": "2.21.0", "tensorflow": "2.21.0", "transformers": "4.57.6"}
 
 _BEFORE = (
@@ -88,7 +85,7 @@ class UseTfKeras(Recipe):
         if updated_node.module is None or updated_node.relative:
             return updated_node
         module = _dotted(updated_node.module)
-        found = _FROM.match(module)
+        found = re.fullmatch(patterns.KERAS3_MODULE, module)
         if not found:
             return updated_node
         new = "tf_keras" + module[len(found[1]):]
@@ -97,8 +94,8 @@ class UseTfKeras(Recipe):
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute
                         ) -> cst.Attribute:
-        if not re.fullmatch(_PARTS, original_node.attr.value) \
-                or not self.is_qualified(original_node, _QUALIFIED) \
+        if not re.fullmatch(patterns.KERAS3_PARTS, original_node.attr.value) \
+                or not self.is_qualified(original_node, patterns.KERAS3_OBJECT) \
                 or _dotted(original_node.value) not in ("tf.keras", "keras", "tensorflow.keras"):
             return updated_node
         AddImportsVisitor.add_needed_import(self.context, "tf_keras")

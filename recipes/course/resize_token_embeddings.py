@@ -17,12 +17,8 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ParentNodeProvider, PositionProvider, ScopeProvider
 
-from autofix.toolkit import Example, NotApplicable, Recipe, find
+from autofix.toolkit import Example, NotApplicable, Recipe, find, patterns
 
-#: A model, loaded (``.from_pretrained``) or built from a config (``BertForMaskedLM(cfg)``,
-#: ``AutoModelForCausalLM.from_config(cfg)``); never a collator, processor or config class.
-MODEL_PATTERN = (r"transformers(\.[\w.]*)?\.(?!\w*(Collator|Processor|Tokenizer|Config|Trainer))"
-                 r"(AutoModel\w*|\w+For\w+|\w+Model|\w+LMHeadModel)(\.from_pretrained|\.from_config)?")
 _ADD = m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("add_tokens") |
                                m.Name("add_special_tokens")))
 
@@ -109,7 +105,7 @@ class ResizeEmbeddings(Recipe):
                   for a in m.findall(node, m.Assign(targets=[m.AssignTarget(m.Name())],
                                                     value=m.Call()))
                   if self.is_qualified(cst.ensure_type(cst.ensure_type(a, cst.Assign).value,
-                                                       cst.Call).func, MODEL_PATTERN)]
+                                                       cst.Call).func, patterns.MODEL)]
         for add_stmt, func in adds:
             tokenizer = cst.ensure_type(func.value, cst.Name).value
             for model_stmt, model in models:

@@ -17,13 +17,10 @@ import libcst as cst
 import libcst.matchers as m
 
 from autofix.categories.catalogue.data import binary_average_on_classes
-from autofix.toolkit import Example, NotApplicable, keyword
+from autofix.toolkit import Example, NotApplicable, keyword, patterns
 from autofix.toolkit.facts import example_failure, failure_of
 from autofix.toolkit.scope import PlannedEdits, append_kw, replace_kw, string_value
 from autofix.types import ExceptionInfo
-
-_METRICS = (r"sklearn\.metrics(\._classification)?\.(f1_score|precision_score|recall_score|"
-            r"fbeta_score|jaccard_score|precision_recall_fscore_support)")
 
 
 def _failure(classes: int = 3) -> ExceptionInfo:
@@ -80,7 +77,7 @@ class MacroAverage(PlannedEdits):
         for scope in scopes:
             for node in m.findall(scope, m.Call()):
                 assert isinstance(node, cst.Call)
-                if not self.is_qualified(node.func, _METRICS):
+                if not self.is_qualified(node.func, patterns.SKLEARN_AVERAGED_METRIC):
                     continue
                 arg = keyword(node, "average")
                 macro = cst.SimpleString('"macro"')

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from autofix.categories.catalogue.data import logits_decoded
 from autofix.categories.failure import Failure
-from autofix.toolkit import Example
+from autofix.toolkit import Example, patterns
 from autofix.toolkit.facts import example_failure
 from autofix.types import ExceptionInfo, TrainerFacts
 
@@ -39,7 +39,7 @@ class PredictWithGenerate(SetFlag):
     flag, value = "predict_with_generate", True
     because = "so compute_metrics gets generated token ids, not logits"
     no_facts = "the facts at the failure show no logits decoded in compute_metrics"
-    args_pattern = r"transformers(\.training_args_seq2seq)?\.Seq2SeqTrainingArguments"
+    args_pattern = patterns.SEQ2SEQ_TRAINING_ARGS
     title = "generate at evaluation (predict_with_generate=True) for compute_metrics"
     requires_words = (("Seq2SeqTrainingArguments",),)
     nothing_to_do = "no Seq2SeqTrainingArguments(...) without predict_with_generate=True"

@@ -19,11 +19,10 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from autofix.toolkit import Example, NotApplicable, Recipe, code, insert
-from autofix.toolkit.patterns import TORCH_OPTIMIZER
+from autofix.toolkit.patterns import CLIP_GRAD, TORCH_OPTIMIZER
 
 #: ``Trainer``'s ``max_grad_norm`` default.
 MAX_NORM = "1.0"
-_CLIPS = r"torch\.nn\.utils(\.clip_grad)?\.clip_grad_(norm|value)_?"
 
 
 class _Calls(cst.CSTVisitor):
@@ -113,7 +112,7 @@ class ClipGradNorm(Recipe):
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         found = _Calls()
         tree.visit(found)
-        if any(self.is_qualified(c.func, _CLIPS) for c in found.calls):
+        if any(self.is_qualified(c.func, CLIP_GRAD) for c in found.calls):
             raise NotApplicable("the loop already clips its gradients")
         optimizers: dict[str, cst.Call] = {}
         for assign in found.assigns:

@@ -128,7 +128,7 @@ class DriftArgsClass(TrainerDrift):
                 continue
             for construction in built:
                 if construction in found or not self.is_qualified(construction.func,
-                                         rf"({patterns.ANY_TRAINING_ARGS})") \
+                                                                 patterns.ANY_TRAINING_ARGS) \
                         or not any(n.endswith(f".{given}") for n in
                                    self.qualified(construction.func)):
                     continue

@@ -36,7 +36,7 @@ from autofix.categories.failure import (
     user_values_of_kind,
 )
 from autofix.toolkit import NotApplicable, code, keyword
-from autofix.toolkit.patterns import MODEL_CONFIG
+from autofix.toolkit.patterns import CLASSIFIER, MODEL_CONFIG
 from autofix.toolkit.scope import (
     PlannedEdits,
     append_kw,
@@ -47,9 +47,6 @@ from autofix.toolkit.scope import (
 from autofix.toolkit.sources import CommandLine, Source, literal_source, name_source
 from autofix.types import RecipeContext
 
-#: A model class with a classification head (one label per sequence or per token).
-HEAD_MODEL = (r"transformers(\.[\w.]*)?\.(TF|Flax)?\w*For"
-              r"(SequenceClassification|TokenClassification)")
 #: Names a variable holding the number of classes goes by (to pass it where it is in scope).
 COUNT_NAMES = ("num_labels", "num_classes", "n_labels", "n_classes", "nb_labels",
                "number_of_labels")
@@ -166,7 +163,7 @@ class HeadSize(PlannedEdits):
         kind = self.head_kind()
         places: list[cst.Call] = []
         for call in self.program.calls:
-            if not self.is_qualified(call.func, HEAD_MODEL + r"(\.from_pretrained|\.from_config)?"):
+            if not self.is_qualified(call.func, CLASSIFIER):
                 continue
             if kind and not any("For" + kind in name for name in self.qualified(call.func)):
                 continue  # another model than the one that failed (a tagger next to it)

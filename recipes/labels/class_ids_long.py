@@ -32,14 +32,10 @@ import libcst.matchers as m
 from libcst.metadata import PositionProvider
 
 from autofix.categories.failure import Failure, labels_at_loss
-from autofix.toolkit import Example, NotApplicable, Recipe, code
+from autofix.toolkit import Example, NotApplicable, Recipe, code, patterns
 from autofix.types import ExceptionInfo, FrameFacts
 
-_LOSSES = (r"torch\.nn\.(modules\.loss\.)?(CrossEntropyLoss|NLLLoss)",
-           r"torch\.nn\.functional\.(cross_entropy|nll_loss)")
-_FLOAT_DTYPES = r"torch\.(float|float32|float64|double|half|float16|bfloat16)"
-_MAKERS = r"torch\.(tensor|as_tensor)"
-_FLOAT_TENSORS = r"torch\.(Tensor|FloatTensor|DoubleTensor|HalfTensor)"
+_LOSSES = (patterns.CLASS_ID_LOSS_MODULE, patterns.CLASS_ID_LOSS_FUNCTION)
 _PASS_THROUGH = ("to", "cuda", "cpu", "squeeze", "view", "reshape", "flatten", "detach")
 #: How many links the trace follows before it gives up (a cycle, an odd program).
 _DEPTH = 12
@@ -283,7 +279,7 @@ class ClassIdsLong(Recipe):
             return self._element(iterable.args[pos[0]].value, pos[1:], at, depth + 1)
         if name == "tqdm":
             return self._element(first, pos, at, depth + 1)
-        if self.is_qualified(iterable.func, r"torch\.utils\.data(\.dataloader)?\.DataLoader") \
+        if self.is_qualified(iterable.func, patterns.DATALOADER) \
                 or name == "DataLoader":
             return self._dataset(first, pos, at, depth + 1)
         return self._yielded(iterable.func, pos, depth + 1)
@@ -360,27 +356,27 @@ def _path_of(name: str, target: cst.BaseExpression) -> list[int] | None:
 def _float_edit(recipe: Recipe, call: cst.Call) -> cst.Call | None:
     """``call`` made to give int64 where it gives floats (``None``: not a float maker)."""
     func = call.func
-    if recipe.is_qualified(func, _MAKERS):
+    if recipe.is_qualified(func, patterns.TENSOR_MAKER):
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value == "dtype":
                 if isinstance(arg.value, cst.Name) and arg.value.value == "float":
                     value: cst.BaseExpression = cst.Name("int")
                 elif isinstance(arg.value, cst.Attribute) and \
-                        recipe.is_qualified(arg.value, _FLOAT_DTYPES):
+                        recipe.is_qualified(arg.value, patterns.FLOAT_DTYPE):
                     value = arg.value.with_changes(attr=cst.Name("long"))
                 else:
                     return None
                 return call.with_changes(args=[a.with_changes(value=value) if a is arg else a
                                                for a in call.args])
         return None
-    if recipe.is_qualified(func, _FLOAT_TENSORS) and isinstance(func, cst.Attribute):
+    if recipe.is_qualified(func, patterns.FLOAT_TENSOR_CLASS) and isinstance(func, cst.Attribute):
         return call.with_changes(func=func.with_changes(attr=cst.Name("LongTensor")))
     if isinstance(func, cst.Attribute) and func.attr.value in ("float", "double", "half") \
             and not call.args:
         return call.with_changes(func=func.with_changes(attr=cst.Name("long")))
     if isinstance(func, cst.Attribute) and func.attr.value in ("to", "type") and \
             len(call.args) == 1 and isinstance(call.args[0].value, cst.Attribute) and \
-            recipe.is_qualified(call.args[0].value, _FLOAT_DTYPES):
+            recipe.is_qualified(call.args[0].value, patterns.FLOAT_DTYPE):
         value = call.args[0].value.with_changes(attr=cst.Name("long"))
         return call.with_changes(args=[call.args[0].with_changes(value=value)])
     return None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from autofix.toolkit import Example, Recipe, keyword, remove_keyword
+from autofix.toolkit import Example, Recipe, keyword, patterns, remove_keyword
 from autofix.toolkit.scope import string_value
 
 MULTI_LABEL = "multi_label_classification"
@@ -63,8 +63,8 @@ class DropMultiLabelProblemType(Recipe):
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         arg = keyword(original_node, "problem_type")
-        if arg is None or string_value(arg.value) != MULTI_LABEL or not any(
-                q.startswith("transformers") for q in self.qualified(original_node.func)):
+        if arg is None or string_value(arg.value) != MULTI_LABEL or not \
+                self.is_qualified(original_node.func, patterns.TRANSFORMERS_ANY):
             return updated_node
         self.changed(original_node, "dropped problem_type=\"multi_label_classification\"")
         return remove_keyword(updated_node, "problem_type")

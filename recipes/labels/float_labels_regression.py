@@ -39,14 +39,20 @@ import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import ParentNodeProvider, PositionProvider, ScopeProvider
 
-from autofix.toolkit import Example, Recipe, append_keyword, code, find, keyword, remove_keyword
+from autofix.toolkit import (
+    Example,
+    Recipe,
+    append_keyword,
+    code,
+    find,
+    keyword,
+    patterns,
+    remove_keyword,
+)
 from autofix.types import DatasetFacts, TrainerFacts
 
 from .._training_args import set_keyword
 
-_CLS = r"transformers(\.[\w.]*)?\.\w*ForSequenceClassification"
-SEQ_CLS_PATTERN = _CLS + r"\.from_pretrained"
-_FROM_CONFIG = _CLS + r"\.from_config"
 #: keywords that describe the old head: dropped (the config decides the head now)
 _HEAD_KEYWORDS = ("num_labels", "problem_type", "id2label", "label2id")
 #: ``from_pretrained`` keywords that locate the checkpoint: given to the config call too
@@ -211,11 +217,11 @@ class RegressionHead(Recipe):
 
     def _kind(self, call: cst.Call) -> str:
         func = call.func
-        if self.is_qualified(func, SEQ_CLS_PATTERN):
+        if self.is_qualified(func, patterns.SEQ_CLS_MODEL):
             return "pretrained"
-        if self.is_qualified(func, _FROM_CONFIG):
+        if self.is_qualified(func, patterns.SEQ_CLS_FROM_CONFIG):
             return "from_config"
-        if self.is_qualified(func, _CLS) and not (
+        if self.is_qualified(func, patterns.SEQ_CLS_CLASS) and not (
                 isinstance(func, cst.Attribute) and func.attr.value.startswith("Auto")):
             return "constructor"
         return ""

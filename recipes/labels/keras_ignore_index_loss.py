@@ -10,7 +10,7 @@ so the fix is to compile without ``loss=``: the model computes that loss from th
 
 from __future__ import annotations
 
-from autofix.toolkit import Example
+from autofix.toolkit import Example, patterns
 
 from .._keras_loss import DropCompiledLoss
 
@@ -20,7 +20,7 @@ class IgnoreIndexInternalLoss(DropCompiledLoss):
     category = "keras-ignore-index-labels"
     title = "drop the Keras loss so the model's internal loss masks the -100 labels"
     #: the model made with from_pretrained or built from a config
-    TRACK = {"model": r"transformers(\.[\w.]*)?\.TF\w+(\.from_pretrained|\.from_config)?"}
+    TRACK = {"model": patterns.TF_MODEL_ANY}
 
     examples = (
         Example(

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from autofix.toolkit import Example, Recipe
+from autofix.toolkit import Example, Recipe, patterns
 
 _SWAPS = {"CategoricalCrossentropy": "SparseCategoricalCrossentropy",
           "CategoricalAccuracy": "SparseCategoricalAccuracy",
           "categorical_crossentropy": "sparse_categorical_crossentropy",
           "categorical_accuracy": "sparse_categorical_accuracy"}
-_KERAS = r"(tf_keras|keras|tensorflow\.keras)(\.src)?\.(losses|metrics)(\.\w+)?\.(\w+)"
 
 
 class KerasSparseLoss(Recipe):
@@ -55,7 +54,7 @@ class KerasSparseLoss(Recipe):
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute
                         ) -> cst.Attribute:
         name = original_node.attr.value
-        if name in _SWAPS and self.is_qualified(original_node, _KERAS):
+        if name in _SWAPS and self.is_qualified(original_node, patterns.KERAS_LOSS_OR_METRIC):
             self.changed(original_node, f"{name} -> {_SWAPS[name]}")
             return updated_node.with_changes(attr=cst.Name(_SWAPS[name]))
         return updated_node

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from autofix.toolkit import Example, NotApplicable, code, keyword
+from autofix.toolkit import Example, NotApplicable, code, keyword, patterns
 from autofix.toolkit.scope import PlannedEdits, replace_kw, replace_with, string_value
 from autofix.types import DatasetFacts, TrainerFacts
 
-from ._num_labels import HEAD_MODEL, measured_num_labels
+from ._num_labels import measured_num_labels
 
 _FACTS = (TrainerFacts("Trainer", "BertForSequenceClassification", 2, (
     DatasetFacts("train", ("label",), 9, "label", "int", None, 0, 2),)),)
@@ -87,10 +87,8 @@ class LabelMapSize(PlannedEdits):
         count = measured_num_labels(self.rc)
         self.count = count
         for call in self.program.calls:
-            if not any(self.is_qualified(call.func, HEAD_MODEL + suffix)
-                       for suffix in (r"\.from_pretrained", r"\.from_config", "")) and \
-                    not self.is_qualified(call.func, r"transformers(\.[\w.]*)?\.\w*Config"
-                                                     r"(\.from_pretrained)?"):
+            if not self.is_qualified(call.func, patterns.CLASSIFIER) and \
+                    not self.is_qualified(call.func, patterns.MODEL_CONFIG):
                 continue
             mapping = keyword(call, "id2label")
             if mapping is None:

@@ -15,11 +15,8 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from autofix.categories.failure import Failure, is_one_hot, labels_at_loss, shape
-from autofix.toolkit import Example, NotApplicable, Recipe, code
+from autofix.toolkit import Example, NotApplicable, Recipe, code, patterns
 from autofix.types import ExceptionInfo, FrameFacts
-
-_LOSSES = (r"torch\.nn\.(modules\.loss\.)?CrossEntropyLoss",
-           r"torch\.nn\.functional\.cross_entropy")
 
 
 def _one_hot_failure() -> ExceptionInfo:
@@ -81,7 +78,7 @@ class OneHotArgmax(Recipe):
         for assign in m.findall(node, m.Assign(value=m.Call())):
             assert isinstance(assign, cst.Assign)
             call = cst.ensure_type(assign.value, cst.Call)
-            if any(self.is_qualified(call.func, p) for p in _LOSSES) and \
+            if self.is_qualified(call.func, patterns.CROSS_ENTROPY) and \
                     len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
                 names.append(assign.targets[0].target)
         return names
@@ -92,7 +89,7 @@ class OneHotArgmax(Recipe):
             return updated_node
         func = original_node.func
         is_loss = isinstance(func, cst.Name) and func.value in self.losses or \
-            any(self.is_qualified(func, p) for p in _LOSSES)
+            self.is_qualified(func, patterns.CROSS_ENTROPY)
         positional = [a for a in updated_node.args if a.keyword is None]
         if not is_loss or len(positional) < 2 or positional[1].star:
             return updated_node

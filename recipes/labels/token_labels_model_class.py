@@ -16,10 +16,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
-from autofix.toolkit import Example, Recipe, keyword
-
-_SEQ_CLS = r"transformers(\.[\w.]*)?\.(TF|Flax)?\w*ForSequenceClassification"
-_MLM_COLLATOR = r"transformers(\.[\w.]*)?\.DataCollatorForLanguageModeling"
+from autofix.toolkit import Example, Recipe, keyword, patterns
 
 
 class TokenLabelsModelClass(Recipe):
@@ -67,7 +64,7 @@ class TokenLabelsModelClass(Recipe):
         self.task = "TokenClassification"
         for call in m.findall(node, m.Call()):
             assert isinstance(call, cst.Call)
-            if self.is_qualified(call.func, _MLM_COLLATOR):
+            if self.is_qualified(call.func, patterns.LM_COLLATOR):
                 mlm = keyword(call, "mlm")
                 if mlm is None or not m.matches(mlm.value, m.Name("False")):
                     self.task = "MaskedLM"
@@ -78,7 +75,7 @@ class TokenLabelsModelClass(Recipe):
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
         if not original_node.value.endswith("ForSequenceClassification") or \
-                not self.is_qualified(original_node, _SEQ_CLS):
+                not self.is_qualified(original_node, patterns.SEQ_CLS_CLASS):
             return updated_node
         new = self._new(original_node.value)
         module = next(iter(self.qualified(original_node))).rsplit(".", 1)[0]
@@ -91,7 +88,7 @@ class TokenLabelsModelClass(Recipe):
                         ) -> cst.Attribute:
         name = original_node.attr.value
         if not name.endswith("ForSequenceClassification") or \
-                not self.is_qualified(original_node, _SEQ_CLS):
+                not self.is_qualified(original_node, patterns.SEQ_CLS_CLASS):
             return updated_node
         new = self._new(name)
         self.changed(original_node, f"{name} -> {new}")

@@ -20,15 +20,9 @@ from functools import partial
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit import Example, NotApplicable, code
+from autofix.toolkit import Example, NotApplicable, code, patterns
 from autofix.toolkit.operators import frozen_loop_variable, narrow_receiver, parameter_loop_call
 from autofix.toolkit.scope import Option, PlannedEdits
-
-#: A Transformers model with a task head (``AutoModelForSequenceClassification``,
-#: ``BertForMaskedLM``), made from a checkpoint or a config.
-HEAD_MODEL = r"transformers(\.[\w.]*)?\.\w*For[A-Z]\w*(\.from_pretrained|\.from_config)?"
-#: A Transformers model (with or without a head).
-ANY_MODEL = r"transformers(\.[\w.]*)?\.\w*Model\w*(\.from_pretrained|\.from_config)?"
 
 _NO_GRAD = {"lm": {"params_trainable": 0, "params_total": 1000}}
 
@@ -209,9 +203,9 @@ class FreezeEncoderOnly(PlannedEdits):
         for value in program.values(model):
             if not isinstance(value, cst.Call):
                 continue
-            if self.is_qualified(value.func, HEAD_MODEL):
+            if self.is_qualified(value.func, patterns.TASK_MODEL):
                 out.append("base_model")
-            elif self.is_qualified(value.func, ANY_MODEL):
+            elif self.is_qualified(value.func, patterns.ANY_MODEL):
                 self.reason = (f"{code(model)} is a Transformers model without a head: "
                                "which of its layers should train is the script's choice")
             else:
@@ -231,7 +225,7 @@ class FreezeEncoderOnly(PlannedEdits):
             target = assign.targets[0].target
             assert isinstance(target, cst.Attribute)
             if isinstance(assign.value, cst.Call) and self.is_qualified(assign.value.func,
-                                                                        ANY_MODEL):
+                                                                        patterns.ANY_MODEL):
                 found.append(target.attr.value)
         if not found:
             self.reason = f"no attribute of {cls.name.value} holds a Transformers model"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit import Example, Recipe
+from autofix.toolkit import Example, Recipe, patterns
 
 _CUDA = m.SimpleString('"cuda"') | m.SimpleString("'cuda'") | m.SimpleString('"cuda:0"') \
     | m.SimpleString("'cuda:0'")
@@ -58,7 +58,7 @@ class RuntimeDevice(Recipe):
         if not updated_node.args or not m.matches(updated_node.args[0].value, _CUDA) \
                 or updated_node.args[0].keyword is not None:
             return updated_node
-        is_device = self.is_qualified(original_node.func, r"torch\.device")
+        is_device = self.is_qualified(original_node.func, patterns.TORCH_DEVICE)
         is_to = m.matches(original_node.func, m.Attribute(attr=m.Name("to")))
         if not (is_device or is_to):
             return updated_node

@@ -63,7 +63,7 @@ class DatasetFromPandas(Recipe):
 
     def visit_Module(self, node: cst.Module) -> bool:
         pandas = any(isinstance(n, cst.Name | cst.Attribute) and
-                     any(q.startswith("pandas") for q in self.qualified(n))
+                     self.is_qualified(n, patterns.PANDAS_ANY)
                      for n in m.findall(node, m.Name() | m.Attribute()))
         if not pandas:
             self.reason = "the script does not use pandas"

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from autofix.toolkit import Example, Recipe, append_keyword, keyword
-
-_HEAD_MODEL = r"transformers(\.[\w.]*)?\.\w*For\w+\.from_pretrained"
+from autofix.toolkit import Example, Recipe, append_keyword, keyword, patterns
 
 
 class IgnoreMismatchedSizes(Recipe):
@@ -50,7 +48,7 @@ class IgnoreMismatchedSizes(Recipe):
     )
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not self.is_qualified(original_node.func, _HEAD_MODEL):
+        if not self.is_qualified(original_node.func, patterns.TASK_MODEL_PRETRAINED):
             return updated_node
         if keyword(updated_node, "num_labels") is None \
                 or keyword(updated_node, "ignore_mismatched_sizes") is not None:

@@ -22,18 +22,12 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
-from autofix.toolkit import Example, code
+from autofix.toolkit import Example, code, patterns
 from autofix.toolkit.scope import PlannedEdits, replace_with
 
 from ..llm.lm_collator import KEPT, fed_collators, tokenizer_arg
 
 NEW = "DataCollatorForSeq2Seq"
-#: The collators that pad the inputs only (or remake the labels from them).
-_INPUT_COLLATOR = (r"transformers(\.[\w.]*)?\."
-                   r"(DataCollatorWithPadding|DataCollatorForLanguageModeling)")
-#: A causal or sequence-to-sequence language model class of transformers.
-_LM_MODEL = (r"transformers(\.[\w.]*)?\.\w*(ForCausalLM|LMHeadModel|ForSeq2SeqLM)"
-             r"(\.from_pretrained|\.from_config)?")
 
 _HEAD = ("from torch.utils.data import DataLoader\n"
          "from transformers import AutoModelForCausalLM, DataCollatorForLanguageModeling\n"
@@ -104,10 +98,10 @@ class LmLabelsCollator(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
-        if not any(self.is_qualified(c.func, _LM_MODEL) for c in self.program.calls):
+        if not any(self.is_qualified(c.func, patterns.LM_MODEL) for c in self.program.calls):
             self.reason = "the script builds no causal or seq2seq language model"
             return
-        for value in fed_collators(self, _INPUT_COLLATOR):
+        for value in fed_collators(self, patterns.INPUT_COLLATOR):
             tokenizer = tokenizer_arg(value)
             if tokenizer is None:
                 self.reason = f"{code(value)} names no tokenizer"

@@ -12,11 +12,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit import Example, Recipe, append_keyword, keyword, replace_keyword
-
-_COLLATOR = r"transformers(\.[\w.]*)?\.DataCollatorForLanguageModeling"
-_CAUSAL = (r"transformers(\.[\w.]*)?\.(\w*ForCausalLM|\w*LMHeadModel)"
-           r"(\.from_pretrained|\.from_config)?")
+from autofix.toolkit import Example, Recipe, append_keyword, keyword, patterns, replace_keyword
 
 
 class CausalCollator(Recipe):
@@ -63,7 +59,7 @@ class CausalCollator(Recipe):
 
     def visit_Module(self, node: cst.Module) -> bool:
         calls = m.findall(node, m.Call())
-        if not any(isinstance(c, cst.Call) and self.is_qualified(c.func, _CAUSAL)
+        if not any(isinstance(c, cst.Call) and self.is_qualified(c.func, patterns.CAUSAL_LM_MODEL)
                    for c in calls):
             self.reason = ("the script builds no causal language model (AutoModelForCausalLM,"
                            " *LMHeadModel); a masked LM needs a tokenizer with a mask token")
@@ -71,7 +67,7 @@ class CausalCollator(Recipe):
         return True
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not self.is_qualified(original_node.func, _COLLATOR):
+        if not self.is_qualified(original_node.func, patterns.LM_COLLATOR):
             return updated_node
         mlm = keyword(updated_node, "mlm")
         if mlm is None:

@@ -15,11 +15,9 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from autofix.toolkit import Example, NotApplicable, Recipe
+from autofix.toolkit import Example, NotApplicable, Recipe, patterns
 from autofix.toolkit.statements import assignments, assigns_attribute, insert_after
 
-TOKENIZER = r"transformers(\.[\w.]*)?\.\w*(Tokenizer\w*|Processor)(\.from_pretrained)?"
-SEQ_CLS = r"transformers(\.[\w.]*)?\.\w*ForSequenceClassification(\.from_pretrained)?"
 _ASKING = "Asking to pad but the tokenizer does not have a padding token"
 _BATCH = "Cannot handle batch sizes > 1 if no padding token is defined"
 
@@ -80,13 +78,13 @@ class SetPadToken(Recipe):
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         evidence = self.rc.diagnosis.evidence
-        tokenizers = assignments(self, tree.body, TOKENIZER)
+        tokenizers = assignments(self, tree.body, patterns.TOKENIZER_ANY)
         if not tokenizers:
             raise NotApplicable("no tokenizer assignment (tok = AutoTokenizer.from_pretrained"
                                 "(...)) at module level")
         index, tok = tokenizers[-1]
         if _BATCH in evidence:
-            models = [(i, name) for i, name in assignments(self, tree.body, SEQ_CLS)
+            models = [(i, name) for i, name in assignments(self, tree.body, patterns.SEQ_CLS_ANY)
                       if i > index]
             if not models:
                 raise NotApplicable("no sequence-classification model made after the "

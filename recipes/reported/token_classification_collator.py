@@ -19,8 +19,6 @@ from libcst.codemod.visitors import AddImportsVisitor
 from autofix.toolkit import Example, code, keyword, patterns
 from autofix.toolkit.scope import PlannedEdits, append_kw, replace_with
 
-_PADDING = r"transformers(\.[\w.]*)?\.DataCollatorWithPadding"
-_TOKEN_MODEL = r"transformers(\.[\w.]*)?\.\w*ForTokenClassification(\.from_pretrained)?"
 _NEW = "DataCollatorForTokenClassification"
 
 
@@ -107,11 +105,11 @@ class TokenClassificationCollator(PlannedEdits):
 
     def prepare(self, tree: cst.Module) -> None:
         program = self.program
-        if not any(self.is_qualified(c.func, _TOKEN_MODEL) for c in program.calls):
+        if not any(self.is_qualified(c.func, patterns.TOKEN_CLS_ANY) for c in program.calls):
             self.reason = "the script builds no *ForTokenClassification model"
             return
         for call in program.calls:
-            if self.is_qualified(call.func, _PADDING):
+            if self.is_qualified(call.func, patterns.WITH_PADDING_COLLATOR):
                 AddImportsVisitor.add_needed_import(self.context, "transformers", _NEW)
                 self.plan_edit(call.func, replace_with(cst.Name(_NEW)), _NEW)
             elif program.is_trainer_call(call) and keyword(call, "data_collator") is None \

@@ -14,10 +14,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit import Example, Recipe
-
-_WRAPPER = r"torch\.nn(\.parallel(\.data_parallel|\.distributed)?)?\.(DataParallel|" \
-           r"DistributedDataParallel)"
+from autofix.toolkit import Example, Recipe, patterns
 
 
 class UnwrapDataParallel(Recipe):
@@ -66,7 +63,7 @@ class UnwrapDataParallel(Recipe):
         assign = line.body[0]
         assert isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Call)
         call = assign.value
-        if not self.is_qualified(call.func, _WRAPPER) or not call.args \
+        if not self.is_qualified(call.func, patterns.DATA_PARALLEL) or not call.args \
                 or call.args[0].keyword is not None:
             return None
         target = assign.targets[0].target

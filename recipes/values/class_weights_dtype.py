@@ -16,16 +16,11 @@ import libcst as cst
 
 from autofix.categories.catalogue.values import WEIGHT_ARGS, class_weights_at_loss
 from autofix.categories.failure import dtype
-from autofix.toolkit import Example, NotApplicable, code, keyword
+from autofix.toolkit import Example, NotApplicable, code, keyword, patterns
 from autofix.toolkit.facts import example_failure, failure_of
 from autofix.toolkit.scope import PlannedEdits, append_kw, replace_kw, replace_with
 from autofix.types import ExceptionInfo
 
-#: The torch losses that take class weights (modules and functions).
-_LOSSES = (r"torch\.nn(\.modules\.loss)?\.(CrossEntropyLoss|NLLLoss|BCEWithLogitsLoss|"
-           r"BCELoss|MultiMarginLoss|MultiLabelSoftMarginLoss)"
-           r"|torch\.nn\.functional\.(cross_entropy|nll_loss|binary_cross_entropy\w*)")
-_MAKERS = r"torch\.(tensor|as_tensor)"
 #: The tensor method that casts to each floating dtype.
 _CAST = {"float32": "float", "float64": "double", "float16": "half", "bfloat16": "bfloat16"}
 
@@ -90,7 +85,7 @@ class CastClassWeights(PlannedEdits):
             raise NotApplicable(f"the class weights are {dtype(weight)} and the logits "
                                 f"{target}: nothing to cast to")
         for call in self.program.calls:
-            if not self.is_qualified(call.func, _LOSSES):
+            if not self.is_qualified(call.func, patterns.WEIGHTED_LOSS):
                 continue
             for name in WEIGHT_ARGS:
                 arg = keyword(call, name)
@@ -101,7 +96,7 @@ class CastClassWeights(PlannedEdits):
     def _cast(self, source: cst.CSTNode, target: str) -> None:
         if not isinstance(source, cst.BaseExpression) or source in self.plan:
             return
-        if isinstance(source, cst.Call) and self.is_qualified(source.func, _MAKERS):
+        if isinstance(source, cst.Call) and self.is_qualified(source.func, patterns.TENSOR_MAKER):
             value = cst.parse_expression(f"torch.{target}")
             edit = replace_kw("dtype", value) if keyword(source, "dtype") is not None \
                 else append_kw("dtype", value)

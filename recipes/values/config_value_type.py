@@ -34,12 +34,10 @@ import libcst as cst
 
 from autofix.categories.catalogue.values import mistyped_settings, numeric_strings
 from autofix.categories.failure import number_in
-from autofix.toolkit import Example, NotApplicable, code, insert, keyword
+from autofix.toolkit import Example, NotApplicable, code, insert, keyword, patterns
 from autofix.toolkit.facts import example_failure, failure_of
 from autofix.toolkit.scope import PlannedEdits, append_kw, option_dest, replace_with, string_value
 from autofix.types import ExceptionInfo
-
-from .._training_args import TRAINING_ARGS_PATTERN
 
 #: Parameters that count (an ``int``); the other numeric ones are rates (``float``).
 INT_PARAMS = frozenset({
@@ -48,7 +46,6 @@ INT_PARAMS = frozenset({
     "seed", "max_length", "logging_steps", "eval_steps", "save_steps", "step_size",
     "num_warmup_steps", "num_training_steps", "num_labels", "T_max",
 })
-_ENV = r"os\.(environ\.get|getenv)"
 _NUMBER = (cst.Integer, cst.Float)
 
 
@@ -162,7 +159,7 @@ class ConvertNumber(PlannedEdits):
         self.fixed_option = False
         for call in self.program.calls:
             splat = next((a for a in call.args if a.star == "**"), None) \
-                if self.is_qualified(call.func, TRAINING_ARGS_PATTERN) else None
+                if self.is_qualified(call.func, patterns.TRAINING_ARGS) else None
             for name, kind in wanted.items():
                 arg = keyword(call, name)
                 if arg is not None:
@@ -178,7 +175,7 @@ class ConvertNumber(PlannedEdits):
                     self._option_type(call, kind)
         if self.fixed_env:  # and in every environment read with a number default
             for call in self.program.calls:
-                if self.is_qualified(call.func, _ENV) and len(call.args) == 2:
+                if self.is_qualified(call.func, patterns.ENV_GET) and len(call.args) == 2:
                     kind = _type_of(call.args[1].value)
                     if kind:
                         self._wrap(call, kind, "the environment variable")
@@ -187,12 +184,12 @@ class ConvertNumber(PlannedEdits):
 
     def _convert(self, source: cst.CSTNode, use: cst.BaseExpression, kind: str,
                  name: str) -> None:
-        if isinstance(source, cst.Call) and self.is_qualified(source.func, _ENV):
+        if isinstance(source, cst.Call) and self.is_qualified(source.func, patterns.ENV_GET):
             default = source.args[1].value if len(source.args) == 2 else None
             self.fixed_env = True
             self._wrap(source, _type_of(default) or kind, "the environment variable")
         elif isinstance(source, cst.Subscript) and self.is_qualified(source.value,
-                                                                    r"os\.environ"):
+                                                                    patterns.OS_ENVIRON):
             self.fixed_env = True
             self._wrap(source, kind, "the environment variable")
         elif isinstance(source, cst.Subscript):

@@ -23,12 +23,11 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from autofix.categories.catalogue.values import VALUES
-from autofix.toolkit import Example, NotApplicable, code
+from autofix.toolkit import Example, NotApplicable, code, patterns
 from autofix.toolkit.facts import example_failure, failure_of
 from autofix.toolkit.scope import PlannedEdits
 from autofix.types import ExceptionInfo
 
-_NO_GRAD = r"torch(\.autograd(\.grad_mode)?)?\.(no_grad|inference_mode)"
 _CHECK = next(c for c in VALUES if c.id == "no-grad-training").check
 
 
@@ -100,7 +99,7 @@ class EnableGradTraining(PlannedEdits):
                 condition = anc.test
             if isinstance(anc, cst.With) and anc not in self.plan:
                 items = [i for i in anc.items if isinstance(i.item, cst.Call)
-                         and self.is_qualified(i.item.func, _NO_GRAD)]
+                         and self.is_qualified(i.item.func, patterns.NO_GRAD)]
                 if items and len(anc.items) == 1:
                     self._with(anc, items[0], condition)
                     return
@@ -112,7 +111,7 @@ class EnableGradTraining(PlannedEdits):
 
     def _no_grad(self, node: cst.BaseExpression) -> bool:
         func = node.func if isinstance(node, cst.Call) else node
-        return self.is_qualified(func, _NO_GRAD)
+        return self.is_qualified(func, patterns.NO_GRAD)
 
     def _grad_enabled(self, like: cst.BaseExpression, condition: cst.BaseExpression
                       ) -> cst.Call:

@@ -14,15 +14,10 @@ from __future__ import annotations
 import libcst as cst
 
 from autofix.categories.failure import is_model_output
-from autofix.toolkit import Example, NotApplicable, code
+from autofix.toolkit import Example, NotApplicable, code, patterns
 from autofix.toolkit.facts import example_failure, failure_of
 from autofix.toolkit.scope import PlannedEdits, replace_with
 from autofix.types import ExceptionInfo
-
-#: torch's loss modules and functional losses.
-_LOSS_MODULES = r"torch\.nn(\.modules\.loss)?\.\w+Loss"
-_LOSS_FUNCTIONS = (r"torch\.nn\.functional\.(cross_entropy|nll_loss|mse_loss|l1_loss|"
-                   r"smooth_l1_loss|binary_cross_entropy\w*|kl_div|huber_loss)")
 
 
 def _failure(name: str = "outputs") -> ExceptionInfo:
@@ -88,8 +83,8 @@ class PassLogits(PlannedEdits):
                                f"{code(logits)} as the loss's input, not the output object")
 
     def _is_loss(self, call: cst.Call) -> bool:
-        if self.is_qualified(call.func, _LOSS_FUNCTIONS):
+        if self.is_qualified(call.func, patterns.LOSS_FUNCTION):
             return True
         return isinstance(call.func, cst.Name) and any(
-            isinstance(v, cst.Call) and self.is_qualified(v.func, _LOSS_MODULES)
+            isinstance(v, cst.Call) and self.is_qualified(v.func, patterns.LOSS_MODULE)
             for v in self.program.values(call.func))
