@@ -8,7 +8,8 @@ an iteration yields, the element ``2`` of a tuple, the key ``"labels"`` of a dic
 
 - names: assignments, tuple unpacking (``a, b = f()``), ``for`` targets (``for i, (x, y)
   in enumerate(loader)``), a function's parameters (the arguments its call sites give, or
-  its default), ``self.x`` (the assignments in the class's methods);
+  its default), ``self.x`` (the assignments in the class's methods), a list built empty
+  and filled by ``append``/``extend``;
 - calls: a function of the module (its ``return`` values), a class of the module
   instantiated and iterated (its ``__getitem__``), ``DataLoader(dataset, collate_fn=f)``
   iterated (``f``'s return when it is the module's, else the dataset's items),
@@ -224,7 +225,12 @@ class Provenance:
         full = (*indices, *path)
         if isinstance(parent, cst.AssignTarget):
             assign = self.program.parent(parent)
-            return [(assign.value, full)] if isinstance(assign, cst.Assign) else []
+            if not isinstance(assign, cst.Assign):
+                return []
+            if isinstance(target, cst.Name) and not indices and path \
+                    and _empty_list(assign.value):
+                return self._appended(target, path)
+            return [(assign.value, full)]
         if isinstance(parent, cst.AnnAssign) and parent.value is not None:
             return [(parent.value, full)]
         if isinstance(parent, (cst.For, cst.CompFor)) and parent.target is node:
@@ -244,6 +250,26 @@ class Provenance:
                     and m.matches(node.value, m.Name("self"))):
                 continue
             out += self._from_target(node, path)
+        return out
+
+    def _appended(self, target: cst.Name, path: Path) -> list[tuple[cst.CSTNode, Path]]:
+        """An item of a list built empty and filled by ``name.append(v)`` (or
+        ``name.extend([...])``) in the same function: each value appended (any index)."""
+        func = self.program.function_of(target)
+        out: list[tuple[cst.CSTNode, Path]] = []
+        for call in self.program.calls:
+            callee = call.func
+            if not (isinstance(callee, cst.Attribute) and m.matches(callee.value,
+                                                                     m.Name(target.value))
+                    and callee.attr.value in ("append", "extend") and call.args
+                    and self.program.function_of(call) is func):
+                continue
+            value = call.args[0].value
+            if callee.attr.value == "append":
+                out.append((value, path[1:]))
+            elif isinstance(value, (cst.List, cst.Tuple)):
+                out += [(e.value, path[1:]) for e in value.elements
+                        if isinstance(e, cst.Element)]
         return out
 
     def _parameter(self, param: cst.Param, path: Path) -> list[tuple[cst.CSTNode, Path]]:
@@ -411,6 +437,12 @@ class Provenance:
 _ROW_KEEPING = frozenset({"select", "shuffle", "filter", "with_format", "set_format",
                           "remove_columns", "sort", "take", "skip", "flatten_indices",
                           "train_test_split"})
+
+
+def _empty_list(node: cst.BaseExpression) -> bool:
+    """``[]`` or ``list()``."""
+    return (isinstance(node, cst.List) and not node.elements) or (
+        isinstance(node, cst.Call) and m.matches(node.func, m.Name("list")) and not node.args)
 
 
 def _has_key(node: cst.BaseExpression, key: str) -> bool:
