@@ -103,8 +103,10 @@ class BreachRecipe(PlannedEdits):
         if not file or not line.isdigit() or not Holder(file, 0, "", "").is_in(self.rc.script):
             return None
         for node in self.program.tree.body:
-            for func in _functions(node):
-                if self.program.line(func) <= int(line) <= self.program.line(func) + 1:
+            for func in _functions(node):  # the code's first line: a decorator's, or def's
+                first = self.program.line(func.decorators[0]) if func.decorators \
+                    else self.program.line(func)
+                if first == int(line):
                     return func
         return None
 

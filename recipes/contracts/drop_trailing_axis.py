@@ -67,6 +67,24 @@ _DATASET = (
 )
 
 
+_COLLATE = (
+    "import torch\n"
+    "def make_collate(tokenizer):\n"
+    "    def collate_fn(items):\n"
+    "        texts, labels = zip(*items)\n"
+    "        enc = tokenizer(list(texts), padding=True, return_tensors='pt')\n"
+    "        return enc['input_ids'], torch.tensor(labels)[:, None]\n"
+    "    return collate_fn\n"
+)
+#: the loop (in another module) held the batch; the collate function is this module's
+_ELSEWHERE = {**_breach(18, "batch", "1", "train_step"),
+              "holders": [{"file": "engine.py", "line": 18, "function": "train_step",
+                           "name": "batch", "key": "1"}],
+              "loaders": [{"file": "engine.py", "line": 26, "function": "fit", "name": "loader",
+                           "kind": "loader", "collate": "script.py:3",
+                           "getitem": "", "dataset": "data.Rows"}]}
+
+
 class DropTrailingAxis(BreachRecipe):
     id = "drop-trailing-axis"
     category = "loss-target-shape"
@@ -88,6 +106,10 @@ class DropTrailingAxis(BreachRecipe):
                                                         "torch.tensor(self.y[i])"),
                 failure=breach_failure("0D or 1D target tensor expected",
                                        _breach(7, "batch", "labels"), 7)),
+        Example(  # made in this module's collate_fn, used in another module's loop
+            before=_COLLATE, after=_COLLATE.replace("torch.tensor(labels)[:, None]",
+                                                    "torch.tensor(labels)"),
+            failure=breach_failure("0D or 1D target tensor expected", _ELSEWHERE, 1)),
         Example(  # a token-level target: another operator's breach
             before=_PANDAS,
             failure=breach_failure("Expected target size", {
