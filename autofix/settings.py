@@ -15,8 +15,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autofix.run.sandbox import Sandbox
-
 #: Launchers ``--launcher`` accepts (:func:`autofix.run.runner.launch_command`).
 LAUNCHERS = ("torchrun", "accelerate")
 
@@ -25,6 +23,28 @@ DEFAULT_TIMEOUT = 600.0
 DEFAULT_MAX_STEPS = 60
 DEFAULT_MAX_ITERATIONS = 8
 DEFAULT_SAMPLE_ROWS = 2000
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """Limits and isolation for each run of an untrusted script (``autofix batch
+    --sandbox``), enforced by :func:`autofix.run.sandbox.confine`.
+
+    ``memory_mb``: address-space limit in MiB (``RLIMIT_AS``); ``cpu_seconds``: CPU-time
+    limit (``RLIMIT_CPU``); ``max_processes``: processes and threads at once (a pids
+    cgroup, else ``RLIMIT_NPROC``); ``pass_env``: variable names kept although they look
+    like credentials; ``workdir``: the throwaway copy of the work tree the session runs on,
+    the one folder of the host the script may write (``""``: the folder it runs in);
+    ``require_isolation``: refuse to run (:class:`autofix.errors.AutofixError`, exit 2)
+    where bubblewrap cannot isolate the run, instead of running it with the limits alone.
+    """
+
+    memory_mb: int = 8192
+    cpu_seconds: int = 3600
+    max_processes: int = 512
+    pass_env: tuple[str, ...] = ()
+    workdir: str = ""
+    require_isolation: bool = False
 
 
 @dataclass(frozen=True)
@@ -41,12 +61,12 @@ class Settings:
     per split in diagnosis runs (``0``: off). ``one_at_a_time``: no API check before run
     1, no preflight checks. ``clean_tree``: refuse to start when the work tree has
     uncommitted changes (:func:`autofix.vcs.tree.require_clean`). ``env``: extra
-    environment of every run. ``sandbox``: limits
-    and isolation of every run (untrusted scripts). ``warm``: runs are forks of the
-    session's warm interpreter (:mod:`autofix.run.warm`) where they can be (``True``,
-    ``--warm``; ``False``, ``--cold``: every run a fresh interpreter; ``None``, the
-    default: warm unless the script imports TensorFlow or Keras, whose runs the zygote
-    cannot shorten: it never imports TensorFlow).
+    environment of every run. ``sandbox``: limits and isolation of every run (untrusted
+    scripts, :class:`Sandbox`). ``warm``: runs are forks of the session's warm
+    interpreter (:mod:`autofix.run.warm`) where they can be (``True``, ``--warm``;
+    ``False``, ``--cold``: every run a fresh interpreter; ``None``, the default: warm
+    unless the script imports TensorFlow or Keras, whose runs the zygote cannot shorten:
+    it never imports TensorFlow).
     """
 
     python: str = field(default_factory=lambda: sys.executable)

@@ -1,105 +1,33 @@
-"""``autofix batch --sandbox`` against hostile submissions (no ML libraries needed).
-
-One batch runs all five hostile scripts through the real CLI; each test then checks what
-one of them could (not) do. Nothing here addresses anything but the loopback.
-"""
+"""The sandbox's pieces (``autofix/run/sandbox.py``): the scrubbed environment, the
+bubblewrap command a run gets, what is reported and refused where bubblewrap is missing.
+The hostile scripts themselves run in ``tests/test_e2e_sandbox.py``."""
 
 from __future__ import annotations
 
-import json
-import socket
+import os
+import shutil
+import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import git
 import pytest
 
-from autofix.run.runner import RunSpec, run_script
-from autofix.run.sandbox import Sandbox, confine, isolation, scrub_env
-from autofix.settings import Settings
+from autofix.errors import AutofixError
+from autofix.run import sandbox
+from autofix.run.sandbox import (
+    CHILD,
+    bubblewrap,
+    bwrap_command,
+    confine,
+    isolation,
+    not_isolated,
+    require_isolation,
+    scrub_env,
+)
+from autofix.settings import Sandbox
 
-from .conftest import TEST_SCRIPTS, make_repo, run_autofix, snapshot
-
-HOSTILE = TEST_SCRIPTS / "hostile"
-SECRETS = {"HF_TOKEN": "hf_secret", "AWS_SECRET_ACCESS_KEY": "aws_secret",
-           "SSH_AUTH_SOCK": "/tmp/agent.sock", "PASSED_TOKEN": "allowed"}
-
-#: These start processes (the CLI, a child, a sandbox) and train nothing.
-pytestmark = pytest.mark.process
-
-
-class Listener:
-    """A TCP server on 127.0.0.1 that records what it receives."""
-
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.received: list[bytes] = []
-        self.thread = threading.Thread(target=self.serve, daemon=True)
-        self.thread.start()
-
-    def serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with conn:
-                self.received.append(conn.recv(1024))
-
-    def close(self) -> None:
-        self.sock.close()
-
-
-@pytest.fixture(scope="module")
-def listener() -> Iterator[Listener]:
-    server = Listener()
-    yield server
-    server.close()
-
-
-@pytest.fixture(scope="module")
-def hostile_batch(tmp_path_factory: pytest.TempPathFactory,
-                  listener: Listener) -> dict[str, Any]:
-    root = tmp_path_factory.mktemp("sandbox") / "repo"
-    files: dict[str, str | Path] = {f"sub/{p.name}": p for p in HOSTILE.glob("*.py")}
-    repo = make_repo(root, files)
-    for name, marker, value in (("git_writer.py", "@GIT_DIR@", str(root / ".git")),
-                                ("phone_home.py", "@PORT@", str(listener.port))):
-        path = root / "sub" / name
-        path.write_text(path.read_text().replace(marker, value))
-    repo.git.add(A=True)
-    repo.index.commit("hostile submissions")
-    before = snapshot(repo)
-    refs_before = {r.path: r.commit.hexsha for r in repo.refs}
-    done = run_autofix(["batch", "sub", "--sandbox", "--jobs", "2", "--timeout", "60",
-                        "--memory-mb", "512", "--max-processes", "48",
-                        "--pass-env", "PASSED_TOKEN", "--report", "../r.json"], root,
-                       timeout=300, env=SECRETS)
-    report = json.loads((root.parent / "r.json").read_text())
-    return {"done": done, "repo": repo, "root": root, "before": before,
-            "refs_before": refs_before, "report": report,
-            "rows": {Path(s["path"]).name: s for s in report["scripts"]}}
-
-
-def said(batch: dict[str, Any], name: str) -> str:
-    """The last line the script printed (its clean run's evidence)."""
-    row = batch["rows"][name]
-    assert row["status"] == "clean", row
-    return str(row["runs"][-1]["evidence"])
-
-
-def test_isolation_is_reported(hostile_batch: dict[str, Any]) -> None:
-    assert hostile_batch["report"]["sandbox"] == isolation()
-    assert "sandbox: network:" in hostile_batch["done"].stderr
-
-
-def test_credentials_are_scrubbed_but_pass_env_kept(hostile_batch: dict[str, Any]) -> None:
-    assert said(hostile_batch, "env_token.py") == (
-        "HF_TOKEN=None AWS_SECRET_ACCESS_KEY=None SSH_AUTH_SOCK=None PASSED_TOKEN=allowed")
+from .conftest import make_repo
 
 
 def test_scrub_env_keeps_the_training_environment() -> None:
@@ -111,57 +39,141 @@ def test_scrub_env_keeps_the_training_environment() -> None:
         "AWS_PROFILE": "p"}
 
 
-def test_fork_bomb_is_bounded(hostile_batch: dict[str, Any]) -> None:
-    text = said(hostile_batch, "fork_bomb.py")
-    assert text.startswith("forked ") and text.endswith("then BlockingIOError"), text
-    assert int(text.split()[1]) < 48
+def _pairs(args: list[str], flag: str) -> list[tuple[str, str]]:
+    """Every ``flag SRC DEST`` of a bwrap command line."""
+    return [(args[i + 1], args[i + 2]) for i, a in enumerate(args) if a == flag]
 
 
-def test_memory_is_bounded(hostile_batch: dict[str, Any]) -> None:
-    text = said(hostile_batch, "memory_hog.py")
-    assert text.endswith("MiB then MemoryError"), text
-    assert int(text.split()[1]) <= 512
+def test_the_bwrap_command_shows_the_script_only_what_it_needs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    (home / ".cache" / "huggingface" / "hub").mkdir(parents=True)
+    (home / ".cache" / "huggingface" / "token").write_text("hf_x")
+    (home / ".ssh").mkdir()
+    hf = tmp_path / "hf"
+    (hf / "hub").mkdir(parents=True)
+    (hf / "token").write_text("hf_y")
+    copy, run = tmp_path / "copy", tmp_path / "run"
+    monkeypatch.setattr(sandbox, "interpreter_roots",
+                        lambda python: ("/opt/python/3.11", str(tmp_path / "venv")))
+    args = bwrap_command(["python", "boot.py"], bwrap="bwrap", python="python",
+                         env={"HOME": str(home), "HF_HOME": str(hf)}, cwd=copy / "sub",
+                         writable=[copy, run], etc=tmp_path)
+    assert args[0] == "bwrap" and args[-3:] == ["--", "python", "boot.py"]
+    assert {"--unshare-pid", "--unshare-net", "--die-with-parent", "--new-session"} <= \
+        set(args)
+    read_only = _pairs(args, "--ro-bind")
+    assert ("/", "/") not in read_only and ("/etc", "/etc") not in read_only
+    assert {("/usr", "/usr"), ("/opt/python/3.11", "/opt/python/3.11"),
+            (str(tmp_path / "venv"),) * 2, (str(CHILD),) * 2, (str(hf),) * 2,
+            (str(home / ".cache/huggingface/hub"),) * 2,
+            ("/dev/null", str(hf / "token")),
+            (str(tmp_path / "passwd"), "/etc/passwd")} <= set(read_only)
+    assert _pairs(args, "--bind") == [(str(copy), str(copy)), (str(run), str(run))]
+    # the home folder is an empty tmpfs; of it only the model cache is bound, no token
+    assert not any(src in (str(home), str(home / ".ssh"),
+                           str(home / ".cache/huggingface/token")) for src, _ in read_only)
+    assert args.index(str(home)) < args.index(str(home / ".cache/huggingface/hub"))
+    tmpfs = [args[i + 1] for i, a in enumerate(args) if a == "--tmpfs"]
+    assert tmpfs == ["/tmp", str(home)]
+    assert args.index("--tmpfs") < args.index("--bind")  # /tmp before the copy in it
+    assert args[args.index("--chdir") + 1] == str(copy / "sub")
+    passwd = (tmp_path / "passwd").read_text()
+    assert passwd.splitlines()[0].split(":")[2:6:3] == [str(os.getuid()), str(home)]
+    assert len(passwd.splitlines()) == 2  # the user and nobody
 
 
-def test_repository_is_read_only(hostile_batch: dict[str, Any]) -> None:
-    text = said(hostile_batch, "git_writer.py")
-    assert text == ("HACKED: OSError errno 30; refs/heads/main: OSError errno 30"), text  # EROFS
-    repo: git.Repo = hostile_batch["repo"]
-    root: Path = hostile_batch["root"]
-    assert not (root / ".git" / "HACKED").exists()
-    assert not (root / "sub" / "next_to_me.txt").exists()  # it wrote into its copy only
-    assert {r.path: r.commit.hexsha for r in repo.refs} == hostile_batch["refs_before"]
-    assert snapshot(repo) == hostile_batch["before"]
-    repo.git.fsck("--strict")
+@pytest.mark.process
+def test_interpreter_roots_hold_the_venv_and_the_python_it_links_to() -> None:
+    roots = sandbox.interpreter_roots(sys.executable)
+    for folder in (sys.prefix, sys.base_prefix):
+        real = os.path.realpath(folder)
+        assert any(real == r or real.startswith(r + "/") for r in roots), (real, roots)
+    assert "/" not in roots
 
 
-def test_network_is_cut(hostile_batch: dict[str, Any], listener: Listener) -> None:
-    text = said(hostile_batch, "phone_home.py")
-    assert text.startswith("no connection: "), text
-    assert listener.received == []
+@pytest.fixture
+def no_bubblewrap(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This process sees no ``bwrap`` on ``PATH``: the cached probes are cleared before
+    and after."""
+    real_which = sandbox.shutil.which
+    monkeypatch.setattr(sandbox.shutil, "which",
+                        lambda name, *a, **k: None if name == "bwrap" else real_which(name))
+    bubblewrap.cache_clear()
+    isolation.cache_clear()
+    yield
+    bubblewrap.cache_clear()
+    isolation.cache_clear()
 
 
-def test_without_sandbox_the_same_script_reaches_the_server(tmp_path: Path,
-                                                             listener: Listener) -> None:
-    """The control: the listener works, so the cut above is the sandbox's doing."""
-    script = tmp_path / "phone_home.py"
-    source = (HOSTILE / "phone_home.py").read_text().replace("@PORT@", str(listener.port))
-    result = run_script(RunSpec(script, Settings(python=sys.executable, cwd=tmp_path,
-                                                 timeout=60)), source)
-    assert "connected and sent" in result.output_tail
-    listener.thread.join(timeout=0.5)
-    assert b"stolen secret" in listener.received
-    listener.received.clear()
+def test_without_bubblewrap_the_report_says_what_is_not_isolated(no_bubblewrap: None) -> None:
+    found = isolation()
+    assert found["isolation"] == "none: bubblewrap (bwrap) is not installed"
+    assert found["network"] == "not isolated"
+    assert found["files"].startswith("not isolated: ")
+    assert not_isolated()[:2] == ["files", "network"]
 
 
-def test_confine_leaves_out_what_the_machine_cannot_do() -> None:
-    confined = confine(["python", "x.py"], Sandbox(readonly=("/nonexistent",)))
+def test_require_isolation_refuses_without_bubblewrap(no_bubblewrap: None) -> None:
+    with pytest.raises(AutofixError) as refused:
+        require_isolation()
+    assert str(refused.value).startswith(
+        "--require-isolation: bubblewrap (bwrap) is not installed")
+    assert "apt-get install bubblewrap" in refused.value.hint
+    with pytest.raises(AutofixError):  # a run asked to be isolated is not started either
+        confine(["python", "x.py"], Sandbox(require_isolation=True))
+
+
+def test_without_bubblewrap_a_run_keeps_its_limits(no_bubblewrap: None) -> None:
+    confined = confine(["python", "x.py"], Sandbox(memory_mb=100))
     try:
+        assert not confined.isolated and "bwrap" not in " ".join(confined.cmd)
         assert confined.cmd[-2:] == ["python", "x.py"]
-        assert "/nonexistent" not in " ".join(confined.cmd)  # missing paths are not mounted
-        if isolation()["network"] == "not isolated":
-            assert "unshare" not in confined.cmd
-        else:
-            assert "--net" in confined.cmd
+        if isolation()["memory"] == "RLIMIT_AS":
+            assert f"--as={100 * 1024 * 1024}" in confined.cmd
     finally:
         confined.close()
+
+
+def without_bubblewrap(folder: Path) -> dict[str, str]:
+    """The environment with a ``PATH`` of the tools a batch needs (git, sh, prlimit),
+    linked into ``folder/bin``, and no ``bwrap``."""
+    tools = folder / "bin"
+    tools.mkdir()
+    for name in ("git", "sh", "prlimit"):
+        found = shutil.which(name)
+        if found:
+            (tools / name).symlink_to(found)
+    return {**os.environ, "PATH": str(tools), "COLUMNS": "200"}
+
+
+@pytest.mark.process
+def test_the_cli_refuses_to_run_unisolated_with_require_isolation(tmp_path: Path) -> None:
+    """Without bubblewrap on ``PATH``, ``--require-isolation`` stops
+    before any run: exit 2, the missing tool named with how to install it."""
+    repo = make_repo(tmp_path / "repo", {"train.py": "open('ran.txt', 'w').write('x')\n"})
+    done = subprocess.run(
+        [sys.executable, "-m", "autofix", "batch", ".", "--require-isolation"],
+        cwd=tmp_path / "repo", capture_output=True, text=True, timeout=120,
+        stdin=subprocess.DEVNULL, env=without_bubblewrap(tmp_path))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "--require-isolation: bubblewrap (bwrap) is not installed" in done.stderr
+    assert "apt-get install bubblewrap" in done.stderr and "nothing was run" in done.stderr
+    assert not (tmp_path / "repo" / "ran.txt").exists()
+    assert [h.name for h in repo.heads] == ["main"]
+
+
+@pytest.mark.process
+def test_a_sandboxed_run_without_bubblewrap_is_reported_not_isolated(tmp_path: Path) -> None:
+    """``--sandbox`` alone runs on where bubblewrap is missing, and says what is open."""
+    make_repo(tmp_path / "repo", {"train.py": "print('hello')\n"})
+    done = subprocess.run(
+        [sys.executable, "-m", "autofix", "batch", ".", "--sandbox", "--report", "../r.json"],
+        cwd=tmp_path / "repo", capture_output=True, text=True, timeout=300,
+        stdin=subprocess.DEVNULL, env=without_bubblewrap(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "warning: not isolated here: files, network" in done.stderr
+    assert "--require-isolation refuses to run without it" in done.stderr
+    assert "isolation: none: bubblewrap (bwrap) is not installed for 1 script" in done.stdout
+    markdown = (tmp_path / "r.md").read_text()
+    assert "Not isolated (bubblewrap (bwrap) is not installed): files, network" in markdown

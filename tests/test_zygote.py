@@ -12,9 +12,8 @@ from pathlib import Path
 
 from autofix.run.child import probes, zygote
 from autofix.run.probe_events import BOOTSTRAP
-from autofix.run.sandbox import Sandbox
 from autofix.run.warm import WarmInterpreter, WarmRun, comparable, shadowing
-from autofix.settings import Settings
+from autofix.settings import Sandbox, Settings
 
 
 def test_a_file_or_package_named_like_a_loaded_module_shadows_it(tmp_path: Path) -> None:

@@ -5,5 +5,5 @@ repair a sandbox or a Ray task runs); :mod:`~autofix.batch.local` runs the jobs 
 threads; :mod:`~autofix.batch.ray_backend` as Ray tasks (an optional extra).
 
 Imports: autofix.types, autofix.errors, autofix.words, autofix.settings, autofix.loop,
-autofix.vcs.
+autofix.vcs, autofix.run (a sandboxed row's isolation, measured where its runs happen).
 """

@@ -78,6 +78,9 @@ class Row:
     nodes: list[str] = field(default_factory=list)  # Ray nodes that ran it (retries: >1)
     overhead: float = 0.0  # Ray: seconds from submission to the task starting
     started: float = 0.0  # time.monotonic() when its repair began (0: not yet)
+    #: --sandbox: what isolated its runs, measured on the machine that ran them
+    #: (:func:`autofix.run.sandbox.isolation`); empty without a sandbox.
+    isolation: dict[str, str] = field(default_factory=dict)
 
     def elapsed(self) -> float:
         """Seconds so far: live while the script runs, the total once it ended."""
@@ -94,15 +97,14 @@ COPY_IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".ipynb_ch
 @dataclass(frozen=True)
 class Job:
     """What a detached worker needs to repair one script (picklable for Ray): its index,
-    its path in the repository (POSIX), its branch, the user's file as run, the session's
-    settings, and the repository's root on the driver (read-only inside a sandbox)."""
+    its path in the repository (POSIX), its branch, the user's file as run and the
+    session's settings."""
 
     index: int
     rel: str
     branch: str
     source: str
     settings: Settings
-    repo_root: str = ""
 
 
 def repair_detached(job: Job, root: Path, observer: Observer,
@@ -111,7 +113,8 @@ def repair_detached(job: Job, root: Path, observer: Observer,
     """Repair ``job``'s script found under ``root`` (a work tree: the repository on a
     shared filesystem, or Ray's unpacked copy) without touching git: returns the session
     result and the commits to replay. With a sandbox, the work tree is first copied to a
-    throwaway folder (removed afterwards) and the runs happen there."""
+    throwaway folder (removed afterwards) and the runs happen there: the one folder of the
+    host they may write (``Sandbox.workdir``; the repository is out of their sight)."""
     scratch = None
     try:
         settings = job.settings
@@ -119,9 +122,8 @@ def repair_detached(job: Job, root: Path, observer: Observer,
             scratch = Path(tempfile.mkdtemp(prefix="autofix-sandbox-"))
             shutil.copytree(root, scratch / "tree", ignore=COPY_IGNORE, symlinks=True)
             root = scratch / "tree"
-            if job.repo_root:
-                settings = dataclasses.replace(settings, sandbox=dataclasses.replace(
-                    settings.sandbox, readonly=(job.repo_root,)))
+            settings = dataclasses.replace(settings, sandbox=dataclasses.replace(
+                settings.sandbox, workdir=str(root)))  # the one folder the runs may write
         script = root / job.rel
         writer = MemoryBranch(job.branch, job.rel, job.source, root=str(root))
         settings = dataclasses.replace(settings, branch=job.branch, cwd=script.parent)

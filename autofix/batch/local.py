@@ -4,7 +4,8 @@ child process). Every script gets its own branch, so workers never write the sam
 and commits are made with private index files (:mod:`autofix.vcs.repo`), so they never
 share the index either. With ``--backend ray`` the jobs go to
 :mod:`autofix.batch.ray_backend`; with a sandbox, a session runs detached on a throwaway
-copy of the work tree and its fixes are replayed (:func:`autofix.vcs.writers.replay`).
+copy of the work tree, isolated by bubblewrap where this machine has it
+(:mod:`autofix.run.sandbox`), and its fixes are replayed (:func:`autofix.vcs.writers.replay`).
 One script that crashes, hangs or cannot be fixed only ends its own row.
 """
 
@@ -22,6 +23,7 @@ from typing import Any
 from autofix.batch.jobs import Job, Row, branch_name, collect, repair_detached
 from autofix.errors import AutofixError, classify_error
 from autofix.loop.engine import repair
+from autofix.run.sandbox import isolation
 from autofix.settings import Settings
 from autofix.types import Diagnosis, RunRecord, Status
 from autofix.vcs.repo import branch_names, head_sha, open_repo, repo_root
@@ -107,7 +109,7 @@ def run_batch(options: BatchOptions, changed: Callable[[list[Row]], None] | None
             **settings.env,
             "OMP_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // max(1, options.jobs)))})
     jobs = [Job(i, row.path, row.branch, (root / row.path).read_bytes().decode("utf-8"),
-                settings, str(root))
+                settings)
             for i, row in enumerate(rows)]
     if options.backend == "ray":
         from autofix.batch.ray_backend import run_on_ray  # Ray is an optional extra
@@ -124,6 +126,7 @@ def run_batch(options: BatchOptions, changed: Callable[[list[Row]], None] | None
         single = dataclasses.replace(settings, branch=row.branch)
         try:
             if settings.sandbox is not None:
+                row.isolation = isolation()
                 job = jobs[rows.index(row)]
                 result, commits = repair_detached(job, root, _RowObserver(row, notify), cancel)
                 result = replay(root / row.path, row.branch, base, commits, result)

@@ -29,6 +29,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from autofix.batch.jobs import Job, Row, repair_detached
 from autofix.errors import AutofixError
+from autofix.run.sandbox import isolation
 from autofix.types import Diagnosis, RunRecord, SessionResult, Status
 from autofix.vcs.writers import PendingCommit, replay
 
@@ -61,6 +62,7 @@ class TaskResult:
     node: str
     seconds: float
     overhead: float  # seconds from submission to the task starting (scheduling, transfer)
+    isolation: dict[str, str]  # --sandbox: what isolated its runs on that node (else empty)
 
 
 @ray.remote(num_cpus=0)
@@ -114,7 +116,8 @@ def _repair_task(job: Job, root: str, progress: Any, submitted: float) -> TaskRe
     node = ray.get_runtime_context().get_node_id()[:8]
     here = Path(root) if root else Path.cwd()  # upload: cwd is the unpacked working_dir
     result, commits = repair_detached(job, here, _TaskObserver(progress, job.index, node))
-    return TaskResult(result, commits, node, time.time() - started, started - submitted)
+    return TaskResult(result, commits, node, time.time() - started, started - submitted,
+                      isolation() if job.settings.sandbox is not None else {})
 
 
 def tree_size(root: Path) -> int:
@@ -259,7 +262,7 @@ def _finish(row: Row, ref: Any, root: Path, base: str) -> None:
         return
     if not row.nodes or row.nodes[-1] != out.node:
         row.nodes.append(out.node)
-    row.seconds, row.overhead = out.seconds, out.overhead
+    row.seconds, row.overhead, row.isolation = out.seconds, out.overhead, out.isolation
     try:
         row.result = replay(root / row.path, row.branch, base, out.commits, out.result)
     except AutofixError as exc:

@@ -38,15 +38,16 @@ from autofix.cli.options import (
     WarmOption,
     make_settings,
 )
-from autofix.errors import EXIT_CRASH, EXIT_FIXED, EXIT_GAVE_UP, EXIT_USAGE
+from autofix.errors import EXIT_CRASH, EXIT_FIXED, EXIT_GAVE_UP, EXIT_USAGE, AutofixError
 from autofix.reports.batch import row_label, write_batch_reports
 from autofix.reports.terminal import print_table
-from autofix.run.sandbox import Sandbox, isolation
+from autofix.run.sandbox import INSTALL_HINT, isolation, not_isolated, require_isolation
 from autofix.settings import (
     DEFAULT_MAX_ITERATIONS,
     DEFAULT_MAX_STEPS,
     DEFAULT_SAMPLE_ROWS,
     DEFAULT_TIMEOUT,
+    Sandbox,
 )
 from autofix.words import plural
 
@@ -139,8 +140,13 @@ ShipOption = Annotated[Ship, typer.Option(
 UploadOption = Annotated[int, typer.Option(
     metavar="MIB", help="Ray: largest work tree uploaded as working_dir (MiB).", min=1)]
 SandboxOption = Annotated[bool, typer.Option(
-    "--sandbox", help="Untrusted scripts: credentials scrubbed from the environment, "
-                      "memory/CPU/process limits, no network, a throwaway copy.")]
+    "--sandbox", help="Untrusted scripts: each run sees only its throwaway copy, the "
+                      "training environment and a private /tmp (bubblewrap), no network, "
+                      "credentials scrubbed from the environment, memory/CPU/process "
+                      "limits.")]
+RequireIsolationOption = Annotated[bool, typer.Option(
+    "--require-isolation", help="--sandbox, and refuse to run (exit 2) where bubblewrap "
+                                "cannot isolate the runs' files, network and processes.")]
 PassEnvOption = Annotated[list[str] | None, typer.Option(
     metavar="NAME", help="--sandbox: keep this variable although it looks like a "
                          "credential (repeatable).")]
@@ -180,6 +186,7 @@ def batch(
     pass_env: PassEnvOption = None,
     cpu_seconds: CpuSecondsOption = 3600,
     max_processes: ProcessesOption = 512,
+    require_isolation_: RequireIsolationOption = False,
 ) -> None:
     """Repair many scripts and notebooks, each on its own branch from the same HEAD.
 
@@ -188,8 +195,9 @@ def batch(
     """
     console, err = consoles(report)
     limits = Sandbox(memory_mb=memory_mb, cpu_seconds=cpu_seconds,
-                     max_processes=max_processes, pass_env=tuple(pass_env or ())) \
-        if sandbox else None
+                     max_processes=max_processes, pass_env=tuple(pass_env or ()),
+                     require_isolation=require_isolation_) \
+        if sandbox or require_isolation_ else None
     settings = dataclasses.replace(make_settings(
         err, python=python, timeout=timeout, max_steps=max_steps, full=full,
         max_iterations=max_iterations, dry_run=dry_run, only=only, skip=skip,
@@ -206,8 +214,7 @@ def batch(
                                  max_retries=max_retries, ship=ship.value,
                                  max_upload_mb=max_upload_mb)
     if limits is not None:
-        shown = ", ".join(f"{k}: {v}" for k, v in isolation().items())
-        err.print(f"sandbox: {escape(shown)}")
+        print_isolation(err, limits)
     started = time.monotonic()
     cancel = threading.Event()
     rows: list[Row] = []
@@ -223,15 +230,50 @@ def batch(
         else:
             result_rows = run_batch(options, _RowLines(console), cancel)
     print_table(console, rows_table(result_rows, console.width, live=False))
+    if limits is not None:
+        console.print(f"isolation: {escape(isolation_summary(result_rows))}")
     if report is not None:
-        extra = {"sandbox": isolation()} if limits is not None else None
         try:
             written = write_batch_reports(report, result_rows, command_line(),
-                                          time.monotonic() - started, extra)
+                                          time.monotonic() - started,
+                                          isolation() if limits is not None else None)
         except OSError as exc:
             raise usage_error(err, f"cannot write --report {report}: {exc}") from None
         console.print("reports: " + ", ".join(str(p) for p in written))
     raise typer.Exit(exit_code(result_rows))
+
+
+def print_isolation(err: Console, limits: Sandbox) -> None:
+    """Before a sandboxed batch: what isolates its runs here, one ``sandbox:`` line, and
+    what does not, with how to get it; exit 2 instead when ``--require-isolation`` asks for
+    what is missing."""
+    if limits.require_isolation:
+        try:
+            require_isolation()
+        except AutofixError as exc:
+            raise usage_error(err, str(exc), exc.hint) from None
+    shown = ", ".join(f"{k}: {v}" for k, v in isolation().items())
+    err.print(f"sandbox: {escape(shown)}")
+    missing = not_isolated()
+    if missing:
+        tool = isolation()["isolation"]
+        why = tool[len("none: "):] if tool.startswith("none: ") else "see above"
+        err.print(f"[yellow]warning:[/yellow] not isolated here: {', '.join(missing)} "
+                  f"({escape(why)}); {escape(INSTALL_HINT)}; --require-isolation refuses "
+                  f"to run without it")
+
+
+def isolation_summary(rows: list[Row]) -> str:
+    """What isolated the batch's runs, for the line after its table: the tool each row's
+    runs had (``bubblewrap 0.8.0 for all 5 scripts``), one phrase per kind met."""
+    kinds: dict[str, int] = {}
+    for row in rows:
+        tool = row.isolation.get("isolation", "not started")
+        kinds[tool] = kinds.get(tool, 0) + 1
+    if len(kinds) == 1:
+        tool, n = next(iter(kinds.items()))
+        return f"{tool} for {'all ' if n > 1 else ''}{plural(n, 'script')}"
+    return "; ".join(f"{tool} for {plural(n, 'script')}" for tool, n in kinds.items())
 
 
 def exit_code(rows: list[Row]) -> int:

@@ -71,10 +71,13 @@ def fault_counts(rows: list[Row]) -> list[dict[str, Any]]:
             for c, n in sorted(found.items(), key=lambda item: (-item[1], item[0]))]
 
 
-def batch_json(rows: list[Row], command: str = "", seconds: float = 0.0) -> dict[str, Any]:
+def batch_json(rows: list[Row], command: str = "", seconds: float = 0.0,
+               isolation: dict[str, str] | None = None) -> dict[str, Any]:
     """The ``--report`` document: ``{"scripts": [{"path", "status", "branch", "fixes",
     "runs", "seconds", ...}], "faults": [...], "command", "seconds"}`` with the
-    single-script report's statuses."""
+    single-script report's statuses; under ``--sandbox``, ``"sandbox"``: ``isolation``
+    (what this machine enforces, :func:`autofix.run.sandbox.isolation`) and each script's
+    ``"isolation"``, what its runs had where they ran."""
     scripts = []
     for row in rows:
         single = session_json(row.result) if row.result else {}
@@ -87,9 +90,23 @@ def batch_json(rows: list[Row], command: str = "", seconds: float = 0.0) -> dict
             "skipped": single.get("skipped", []),
             "trained": bool(single.get("trained", False)),
             **({"nodes": row.nodes, "overhead": round(row.overhead, 2)} if row.nodes else {}),
+            **({"isolation": row.isolation} if row.isolation else {}),
         })
     return {"$schema": SCHEMA_ID, "scripts": scripts, "faults": fault_counts(rows),
-            "command": command, "seconds": round(seconds, 2)}
+            "command": command, "seconds": round(seconds, 2),
+            **({"sandbox": isolation} if isolation else {})}
+
+
+def isolation_line(row: Row) -> str:
+    """One line on a sandboxed row's isolation (``""`` without a sandbox): the tool, or
+    what its runs were not isolated from."""
+    if not row.isolation:
+        return ""
+    tool = row.isolation.get("isolation", "")
+    if tool.startswith("none"):
+        missing = [k for k, v in row.isolation.items() if v.startswith("not ")]
+        return f"Not isolated ({tool[len('none: '):]}): {', '.join(missing)}"
+    return f"Isolated by {tool}"
 
 
 def _code(text: str) -> str:
@@ -112,10 +129,11 @@ def _why(result: SessionResult, run_n: int, evidence: str) -> str:
 
 
 def batch_markdown(rows: list[Row], title: str = "autofix batch report", command: str = "",
-                   seconds: float = 0.0) -> str:
-    """A report a teacher can read: the summary table, the faults counted across
-    scripts, then per script its fixes with the evidence and the diffs, the runs (with a
-    loss sparkline) and the time."""
+                   seconds: float = 0.0, isolation: dict[str, str] | None = None) -> str:
+    """A report a teacher can read: the summary table, the sandbox's ``isolation`` (what
+    isolated the runs, how), the faults counted across scripts, then per script its
+    isolation, its fixes with the evidence and the diffs, the runs (with a loss sparkline)
+    and the time."""
     out = [f"# {title}", ""]
     if command:
         out.append(f"Command: {_code(command)}  ")
@@ -125,6 +143,9 @@ def batch_markdown(rows: list[Row], title: str = "autofix batch report", command
         runs = len(row.result.runs) if row.result else 0
         out.append(f"| `{row.path}` | {row_label(row)} | {_fixes_of(row)} | {runs} | "
                    f"{row.seconds:.0f} |")
+    if isolation:
+        out += ["", "## Sandbox", "", "| what | how |", "|---|---|"]
+        out += [f"| {what} | {how.replace('|', '/')} |" for what, how in isolation.items()]
     faults = fault_counts(rows)
     if faults:
         out += ["", "## Faults across the scripts", "",
@@ -133,6 +154,8 @@ def batch_markdown(rows: list[Row], title: str = "autofix batch report", command
                 for f in faults]
     for row in rows:
         out += ["", f"## `{row.path}`: {row_label(row)}", ""]
+        if row.isolation:
+            out += [isolation_line(row) + ".", ""]
         result = row.result
         if row.error or result is None:
             out.append(f"autofix could not run it: {row.error or 'not started'}")
@@ -167,12 +190,12 @@ def batch_markdown(rows: list[Row], title: str = "autofix batch report", command
 
 
 def batch_html(rows: list[Row], title: str = "autofix batch report", command: str = "",
-               seconds: float = 0.0) -> str:
+               seconds: float = 0.0, isolation: dict[str, str] | None = None) -> str:
     """The teacher's page, self-contained: the command and total time, the summary table
-    (each script linked to its section), the faults counted across scripts, then per
-    script its status (a do-not-merge banner for a partial branch), its fixes with the
-    evidence and the highlighted diffs, its evaluation metrics, its runs and its loss
-    curves (an embedded PNG)."""
+    (each script linked to its section), the sandbox's ``isolation``, the faults counted
+    across scripts, then per script its isolation, its status (a do-not-merge banner for
+    a partial branch), its fixes with the evidence and the highlighted diffs, its
+    evaluation metrics, its runs and its loss curves (an embedded PNG)."""
     e = html.escape
     out = ["<!doctype html><html><head><meta charset='utf-8'>",
            f"<title>{e(title)}</title><style>{PAGE_STYLE}</style></head><body>",
@@ -190,6 +213,11 @@ def batch_html(rows: list[Row], title: str = "autofix batch report", command: st
                    f"<td>{e(row_label(row))}</td><td>{_fixes_of(row)}</td><td>{runs}</td>"
                    f"<td>{row.seconds:.0f}</td><td><code>{e(branch)}</code></td></tr>")
     out.append("</table>")
+    if isolation:
+        out += ["<h2>Sandbox</h2>", "<table id='sandbox'><tr><th>what</th><th>how</th></tr>"]
+        out += [f"<tr><td>{e(what)}</td><td>{e(how)}</td></tr>"
+                for what, how in isolation.items()]
+        out.append("</table>")
     faults = fault_counts(rows)
     if faults:
         out += ["<h2>Faults across the scripts</h2>", "<table id='faults'><tr><th>fault</th>"
@@ -206,6 +234,8 @@ def batch_html(rows: list[Row], title: str = "autofix batch report", command: st
 def _script_html(n: int, row: Row) -> list[str]:
     e = html.escape
     out = [f"<h2 id='script-{n}'>{e(row.path)}: {e(row_label(row))}</h2>"]
+    if row.isolation:
+        out.append(f"<p class='isolation'>{e(isolation_line(row))}</p>")
     result = row.result
     if row.error or result is None:
         return [*out, f"<p>autofix could not run it: {e(row.error or 'not started')}</p>"]
@@ -241,23 +271,26 @@ def _script_html(n: int, row: Row) -> list[str]:
 
 
 def write_batch_reports(path: Path, rows: list[Row], command: str = "", seconds: float = 0.0,
-                        extra: dict[str, Any] | None = None) -> list[Path]:
+                        isolation: dict[str, str] | None = None) -> list[Path]:
     """Write the batch reports for ``--report PATH``: PATH in the format its suffix names
     (``.html``/``.htm``, ``.md``, else JSON), and next to it the JSON (``.json``) or, for a
     JSON PATH, the Markdown (``.md``). Each file is written once; returns them in order.
-    ``extra`` goes into the JSON (the sandbox's isolation). Raises ``OSError``."""
-    document = {**batch_json(rows, command, seconds), **(extra or {})}
+    ``isolation``: ``--sandbox``'s, stated in each (:func:`batch_json`). Raises
+    ``OSError``."""
+    document = batch_json(rows, command, seconds, isolation)
     suffix = path.suffix.lower()
     if suffix in (".html", ".htm"):
-        people, text = path, batch_html(rows, command=command, seconds=seconds)
+        people, text = path, batch_html(rows, command=command, seconds=seconds,
+                                        isolation=isolation)
         tools = path.with_suffix(".json")
     elif suffix == ".md":
-        people, text = path, batch_markdown(rows, command=command, seconds=seconds)
+        people, text = path, batch_markdown(rows, command=command, seconds=seconds,
+                                            isolation=isolation)
         tools = path.with_suffix(".json")
     else:
         tools = path
         people = path.with_name(path.name + ".md") if not suffix else path.with_suffix(".md")
-        text = batch_markdown(rows, command=command, seconds=seconds)
+        text = batch_markdown(rows, command=command, seconds=seconds, isolation=isolation)
     tools.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     people.write_text(text, encoding="utf-8")
     return [path, people if path == tools else tools]

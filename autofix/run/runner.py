@@ -355,7 +355,9 @@ def run_script(
                     return result
                 probe_file.unlink(missing_ok=True)  # the zygote failed: run it cold
                 started = time.monotonic()
-        confined = confine(cmd, sandbox) if sandbox else Confinement(cmd)
+        confined = confine(cmd, sandbox, python=spec.settings.python, env=env,
+                           cwd=spec.settings.cwd, run_dir=Path(tmp)) \
+            if sandbox else Confinement(cmd)
         try:
             return _supervise(spec, confined.cmd, env, probe_file, started, on_line,
                              _StepTail(probe_file, on_step))
