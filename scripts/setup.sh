@@ -5,8 +5,12 @@
 #   .venv-v4  a second training environment with transformers 4.57, TensorFlow and
 #             tf-keras (envs/v4.txt), which autofix reaches through --python
 #   .venv-old transformers 4.40 (envs/old.txt), for the API-drift renames run backwards
-#   chromium  (Debian package) for the tests that render the HTML reports headless; full
-#             set-up only: --main-only installs nothing outside the project's folder
+#   chromium  (Debian package) for the tests that render the HTML reports headless
+#   bubblewrap (Debian package) which isolates `autofix batch --sandbox` runs (their files,
+#             network and processes); without it --sandbox says what is not isolated and
+#             --require-isolation refuses to run
+#   the two Debian packages with the full set-up only: --main-only installs nothing
+#   outside the project's folder
 # Usage: scripts/setup.sh [--main-only]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,20 +62,40 @@ trap - INT TERM
 [ "$status" -eq 0 ] || { step "an environment failed to install (see the pip error above)"; exit "$status"; }
 
 if [ "${1:-}" = "--main-only" ]; then
-  exit 0  # nothing outside the project's folder: Chromium comes with the full set-up only
+  exit 0  # nothing outside the project's folder: the Debian packages come with the full set-up
 fi
-if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then
+debian_package() {  # debian_package PACKAGE COMMAND WHAT-IS-MISSING-WITHOUT-IT
+  local package=$1 command=$2 without=$3
+  if command -v "$command" >/dev/null 2>&1; then
+    step "$package: already installed"
+  elif command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    step "$package: installing the Debian package (apt-get install $package)"
+    if apt-get install -y -q "$package" >/dev/null 2>&1 \
+        || { apt-get update -q >/dev/null && apt-get install -y -q "$package" >/dev/null; }; then
+      step "$package: done"
+    else
+      step "$package: NOT installed: apt-get failed ($without)"
+    fi
+  elif command -v apt-get >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1; then
+    step "$package: installing the Debian package (sudo apt-get install $package)"
+    if sudo apt-get install -y -q "$package" >/dev/null; then
+      step "$package: done"
+    else
+      step "$package: NOT installed: apt-get failed ($without)"
+    fi
+  else
+    step "$package: NOT installed and apt-get is unavailable here; install it by hand ($without)"
+  fi
+}
+if command -v chromium-browser >/dev/null 2>&1; then
   step "chromium: already installed"
-elif command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-  step "chromium: installing the Debian package (apt-get install chromium)"
-  apt-get install -y -q chromium >/dev/null 2>&1 \
-    || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }
-  step "chromium: done"
-elif command -v apt-get >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1; then
-  step "chromium: installing the Debian package (sudo apt-get install chromium)"
-  sudo apt-get install -y -q chromium >/dev/null
-  step "chromium: done"
 else
-  step "chromium: NOT installed and apt-get is unavailable here; install Chromium by hand" \
-       "(the tests that render the HTML reports in it are skipped without it)"
+  debian_package chromium chromium "the tests that render the HTML reports in it are skipped without it"
+fi
+debian_package bubblewrap bwrap "without it \`autofix batch --sandbox\` runs are not isolated from \
+the machine's files and network, and --require-isolation refuses to run"
+if command -v bwrap >/dev/null 2>&1 \
+    && ! bwrap --ro-bind / / --unshare-pid --unshare-net --die-with-parent true 2>/dev/null; then
+  step "bubblewrap: installed, but it cannot make its namespaces on this machine (a container" \
+       "or kernel without user namespaces): \`autofix batch --sandbox\` runs are not isolated here"
 fi
