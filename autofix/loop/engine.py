@@ -753,7 +753,7 @@ class _Session:
             script = rel == self.branch.rel
             where = self.document.where(program, diag.line) \
                 if script and diag.line and diag.file in ("", str(self.script)) else ""
-            if recipe.category != cause:  # a root cause behind another face
+            if recipe.category != cause and not recipe.shared_operator:  # a root cause
                 cause_diag = dataclasses.replace(cause_diag, category=recipe.category,
                                                  via=diag.via or cause)
             rank = f"{probe.rank} of {self.o.nproc_per_node}" if probe.rank is not None \
@@ -772,7 +772,7 @@ class _Session:
             sha = self.branch.commit_fix(content, message, rel)
             after = self.branch.read(rel)
             line = outcome.line or (diag.line if script else 0)
-            return FixRecord(recipe.category, recipe.id, sha, rel, line, outcome.summary,
+            return FixRecord(cause_diag.category, recipe.id, sha, rel, line, outcome.summary,
                              number, diff=unified_diff(before, after, rel),
                              evidence=cause_diag.evidence,
                              candidates=tuple(CandidateRecord(t.label, t.run_n, t.passed)

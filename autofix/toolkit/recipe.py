@@ -172,6 +172,11 @@ class Recipe(VisitorBasedCodemodCommand):
     nothing_to_do: ClassVar[str] = "nothing to change"
     #: Other categories whose symptoms this recipe's root cause also produces.
     also_fixes: ClassVar[tuple[str, ...]] = ()
+    #: A shared repair operator (``cast-where-made``: one operator for the dtype faults
+    #: of several categories): a fix it makes for one of :attr:`also_fixes` is committed
+    #: under that category, not under :attr:`category` (it is no root cause behind the
+    #: other's face, but that category's repair).
+    shared_operator: ClassVar[bool] = False
     #: The contract the fix claims to restore, as the categories that break it: one of
     #: them diagnosed on the next run means the fix did not restore it (a collator swap
     #: that stops a crash while the token labels stay misaligned), and it is dropped.

@@ -44,6 +44,7 @@ class BreachRecipe(PlannedEdits):
     :attr:`operators`; subclasses give :meth:`options`."""
 
     abstract = True
+    shared_operator = True
     operators: ClassVar[tuple[str, ...]] = ()
 
     def breach(self) -> CallBreach:
