@@ -440,6 +440,19 @@ def parse(argv: Iterable[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(list(argv) if argv is not None else None)
 
 
+def provide_tiny_llm(scripts: Iterable[Healthy], base: Path) -> None:
+    """Builds the tiny Llama of ``scripts/make_tiny_llm.py`` under ``base`` and names it in
+    ``$AUTOFIX_TINY_LLM_BASE`` (which the sessions and plain runs inherit), when one of
+    ``scripts`` reads it and the variable is not set."""
+    if os.environ.get("AUTOFIX_TINY_LLM_BASE") or not any(h.tiny_llm for h in scripts):
+        return
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from make_tiny_llm import build
+
+    os.environ["AUTOFIX_TINY_LLM_BASE"] = str(build(base / "tiny-llm-base",
+                                                    chat_template=False))
+
+
 def main(argv: Iterable[str] | None = None) -> int:
     opts = parse(argv)
     selected = select(mutants(), opts)
@@ -447,17 +460,19 @@ def main(argv: Iterable[str] | None = None) -> int:
         list_mutants(selected)
         return 0
     start = time.perf_counter()
+    used = {m.healthy.id for m in selected}
+    controls = [] if opts.no_controls or opts.verify else \
+        [h for h in healthy_scripts().values()
+         if h.id in used or (not opts.only and not opts.style and not opts.limit)]
+    models = tempfile.TemporaryDirectory(prefix="bench-mutations-models-")
+    provide_tiny_llm([m.healthy for m in selected] + controls, Path(models.name))
     if opts.verify:
         out: list[Any] = verify(selected, opts)
     else:
-        used = {m.healthy.id for m in selected}
-        controls = [] if opts.no_controls else \
-            [h for h in healthy_scripts().values()
-             if h.id in used or (not opts.only and not opts.style and not opts.limit)]
-        out = sessions(selected, controls, opts)
-        report(out)
+        rows = sessions(selected, controls, opts)
+        report(rows)
         out = [{**asdict(r), "detected": r.detected, "repaired": r.repaired,
-                "wrong_kept": r.wrong_kept} for r in out]
+                "wrong_kept": r.wrong_kept} for r in rows]
     print(f"time: {time.perf_counter() - start:.0f} s wall")
     if opts.json:
         opts.json.write_text(json.dumps(out, indent=1))

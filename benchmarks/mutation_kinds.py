@@ -77,6 +77,7 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "metric-flat-argmax": ("metric-on-flat-argmax",),
     "val-own-encoding": ("label-encoding-mismatch",),
     "softmax-before-ce": ("probabilities-to-logit-loss",),
+    "pad-is-eos": ("labels-masked-beyond-padding", "pad-token-is-eos"),
 }
 
 
@@ -116,6 +117,8 @@ class Healthy:
     copy: tuple[str, ...]
     description: str
     metric: str = r"val acc (\d+(?:\.\d+)?)"
+    #: the script reads the tiny Llama from $AUTOFIX_TINY_LLM_BASE
+    tiny_llm: bool = False
 
 
 @dataclass(frozen=True)
@@ -137,7 +140,8 @@ def healthy_scripts() -> dict[str, Healthy]:
     """The manifest's healthy originals by id."""
     doc = tomllib.loads((SAMPLES / "manifest.toml").read_text(encoding="utf-8"))
     return {s["id"]: Healthy(s["id"], s["style"], s["script"], tuple(s["copy"]),
-                             s["description"]) for s in doc["script"]}
+                             s["description"], s.get("metric", Healthy.metric),
+                             bool(s.get("tiny_llm", False))) for s in doc["script"]}
 
 
 RENAME_LABEL = 'tokenized = tokenized.rename_column("label", "intent")'
@@ -517,6 +521,13 @@ SILENT: tuple[Kind, ...] = (
                                     "criterion(outputs.logits.softmax(dim=-1), labels)")),
           Site("flat_features", Replace("criterion(model(x), y)",
                                         "criterion(model(x).softmax(dim=1), y)")))),
+    Kind("pad-is-eos", "silent",
+         "Training > Loss Function > Missing masking of invalid values (real end-of-text "
+         "labels masked as padding)",
+         "the pad token set to the end-of-text token: the collator masks every real "
+         "end-of-text label, the model never learns to stop",
+         tuple(Site(script, Replace("tokenizer.unk_token", "tokenizer.eos_token"))
+               for script in ("lm_trainer", "lm_loop", "lm_flat"))),
 )
 
 KINDS: tuple[Kind, ...] = CRASHES + SILENT

@@ -103,7 +103,9 @@ def test_manifest_scripts_exist_in_the_four_styles_and_each_hosts_a_mutant(
         assert entry["style"] in kinds.STYLES
         assert (kinds.SAMPLES / entry["script"]).is_file()
         assert all((kinds.SAMPLES / item).exists() for item in entry["copy"])
-        assert 'print(f"val acc' in (kinds.SAMPLES / entry["script"]).read_text()
+        metric = entry.get("metric", kinds.Healthy.metric)
+        assert re.search(metric, "val acc 0.933\nval stop acc 0.650\n")
+        assert 'print(f"val ' in (kinds.SAMPLES / entry["script"]).read_text()
     assert {m.healthy.id for m in mutants} == set(ids)
     assert {s["style"] for s in doc["script"]} == set(kinds.STYLES)
 
