@@ -301,13 +301,8 @@ class Provenance:
     def _dict_comprehension(self, expr: cst.DictComp, path: Path
                             ) -> list[tuple[cst.CSTNode, Path]]:
         """``{k: v.to(d) for k, v in batch.items()}``: key ``path[0]`` of it is the value
-        the comprehension makes of ``batch[path[0]]``, followed to ``batch``."""
-        loop = expr.for_in
-        it = loop.iter
-        if isinstance(it, cst.Call) and m.matches(it.func, m.Attribute(attr=m.Name("items"))):
-            assert isinstance(it.func, cst.Attribute)
-            return [(it.func.value, path)]
-        return []
+        expression (``v.to(d)``), whose ``v`` is followed to ``batch``'s values."""
+        return [(expr.value, path[1:])]  # the value, whose names the comprehension binds
 
     def _call(self, call: cst.Call, path: Path) -> list[tuple[cst.CSTNode, Path]]:
         iterated = bool(path) and path[0] == ITEM
@@ -383,6 +378,11 @@ class Provenance:
             return [(positional[0], (ITEM, *rest))]
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in SPLITS:
             return [(call.func.value, rest)]  # the chunks of x.split(8) are rows of x
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "items" \
+                and rest and rest[0] == 1:
+            return [(call.func.value, rest[1:])]  # a value of d.items(), under some key
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "values":
+            return [(call.func.value, rest)]
         return None
 
     def _dataset_op(self, call: cst.Call, path: Path) -> list[tuple[cst.CSTNode, Path]] | None:
