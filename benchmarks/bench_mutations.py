@@ -360,7 +360,7 @@ def sessions(selected: list[Mutant], controls: list[Healthy], opts: argparse.Nam
     print(f"{'session':52} {'status':8} {'exit':4} {'named':40} verdict")
     rows = []
     with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
-        for row in pool.map(lambda w: repair_row(*w, opts, baseline), work):
+        for row in pool.map(lambda w: repair_row(w[0], w[1], w[2], opts, baseline), work):
             rows.append(row)
             print(f"{row.id:52} {row.status:8} {row.exit_code:4} "
                   f"{','.join(row.named) or '-':40} {mark(row)} {row.seconds:4.0f}s",

@@ -93,7 +93,9 @@ def _replace(module: cst.Module, found: list[cst.CSTNode],
     """``module`` with the ``nth`` of ``found`` (the only one when ``nth`` is None) replaced
     by ``make(node)``."""
     node = found[_pick(len(found), nth, what)]
-    return module.deep_replace(node, make(node))  # type: ignore[return-value]
+    replaced = module.deep_replace(node, make(node))
+    assert isinstance(replaced, cst.Module)
+    return replaced
 
 
 @dataclass(frozen=True)
