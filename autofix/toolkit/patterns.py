@@ -151,6 +151,37 @@ ENV_GET = r"os\.(environ\.get|getenv)"
 JSON_DUMP = r"json\.dumps?"
 #: Anything of numpy (its functions return numpy scalars and arrays).
 NUMPY_ANY = r"numpy\..*"
+#: numpy functions that take ``dtype=`` and make a new array.
+NUMPY_MAKERS = (r"numpy\.(zeros|ones|empty|full|array|asarray|arange|zeros_like|ones_like|"
+                r"full_like|empty_like|stack|concatenate|vstack|hstack|linspace|eye)")
+#: numpy's random draws: float64, no ``dtype=`` (cast with ``.astype``).
+NUMPY_DRAWS = r"numpy\.random\.\w+"
+#: ``np.expand_dims``.
+NUMPY_EXPAND_DIMS = r"numpy\.expand_dims"
+#: numpy functions whose first argument is the data they convert or join.
+NUMPY_CONVERTERS = r"numpy\.(array|asarray|stack|concatenate|vstack|hstack|expand_dims)"
+#: torch functions that take ``dtype=`` and make a new tensor.
+TORCH_MAKERS = (r"torch\.(tensor|as_tensor|zeros|ones|full|empty|arange|randn|rand|randint|"
+                r"zeros_like|ones_like|full_like|empty_like|linspace|eye|stack|cat)")
+#: torch's legacy typed constructors (``torch.FloatTensor(x)``).
+TORCH_LEGACY = r"torch\.(Tensor|FloatTensor|DoubleTensor|HalfTensor|LongTensor|IntTensor)"
+#: ``torch.from_numpy``: where a numpy array becomes a tensor (its dtype kept).
+TORCH_FROM_NUMPY = r"torch\.from_numpy"
+#: torch functions whose first argument is the data they convert or join.
+TORCH_CONVERTERS = (r"torch\.(tensor|as_tensor|from_numpy|Tensor|LongTensor|FloatTensor|"
+                    r"DoubleTensor|IntTensor|HalfTensor|stack|cat)")
+#: ``torch.utils.data.TensorDataset`` (item ``i`` holds row ``i`` of each tensor).
+TENSOR_DATASET = r"torch\.utils\.data(\.dataset)?\.TensorDataset"
+#: ``datasets.Dataset.from_dict``.
+DATASET_FROM_DICT = r"datasets(\.[\w.]*)?\.Dataset\.from_dict"
+#: The builtins ``list`` / ``tuple`` (their first argument is the data they copy).
+LIST_OR_TUPLE = r"builtins\.(list|tuple)"
+#: Iteration helpers whose items are their argument's (``iter``, ``list``, ``sorted``,
+#: tqdm's progress bars).
+ITERATION_WRAPPERS = r"builtins\.(iter|list|sorted)|tqdm(\.(auto|notebook|std))?\.tqdm"
+#: ``enumerate`` and ``zip``.
+ENUMERATE = r"builtins\.enumerate"
+ZIP = r"builtins\.zip"
 #: scikit-learn's metrics that average over classes (``average=``).
 SKLEARN_AVERAGED_METRIC = (r"sklearn\.metrics(\._classification)?\.(f1_score|precision_score|"
                            r"recall_score|fbeta_score|jaccard_score|"

@@ -61,13 +61,7 @@ KEEP_ATTRIBUTES = frozenset({"values", "T", "data"})
 #: Methods whose items are chunks of rows of their receiver (``for yb in y.split(8)``).
 SPLITS = frozenset({"split", "chunk", "tensor_split", "unbind"})
 #: Functions whose first argument is the data they convert (kept in the chain).
-CONVERTERS = (r"torch\.(tensor|as_tensor|from_numpy|Tensor|LongTensor|FloatTensor|"
-              r"DoubleTensor|IntTensor|HalfTensor|stack|cat)",
-              r"numpy\.(array|asarray|stack|concatenate|vstack|hstack|expand_dims)",
-              r"builtins\.(list|tuple)")
-_ITERATION_WRAPPERS = ("builtins.iter", "builtins.list", "builtins.sorted", "tqdm.tqdm",
-                       "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm")
-_TENSOR_DATASET = r"torch\.utils\.data(\.dataset)?\.TensorDataset"
+CONVERTERS = (patterns.TORCH_CONVERTERS, patterns.NUMPY_CONVERTERS, patterns.LIST_OR_TUPLE)
 
 
 @dataclass(frozen=True)
@@ -337,7 +331,7 @@ class Provenance:
         if any(self.recipe.is_qualified(call.func, p) for p in CONVERTERS) and call.args \
                 and call.args[0].keyword is None and not call.args[0].star:
             return [(call.args[0].value, path)]
-        if self.recipe.is_qualified(call.func, r"builtins\.dict") and path \
+        if self.recipe.is_qualified(call.func, patterns.DICT) and path \
                 and isinstance(path[0], str):
             return [(a.value, path[1:]) for a in call.args
                     if a.keyword is not None and a.keyword.value == path[0]]
@@ -361,20 +355,19 @@ class Provenance:
                 return []  # a library collator (padding): its batches are its own
             dataset = keywords.get("dataset", positional[0] if positional else None)
             return [(dataset, (ITEM, *rest))] if dataset is not None else []
-        if self.recipe.is_qualified(call.func, _TENSOR_DATASET):
+        if self.recipe.is_qualified(call.func, patterns.TENSOR_DATASET):
             if rest and isinstance(rest[0], int) and rest[0] < len(positional):
                 return [(positional[rest[0]], rest[1:])]
             return []
-        if self.recipe.is_qualified(call.func, r"builtins\.enumerate"):
+        if self.recipe.is_qualified(call.func, patterns.ENUMERATE):
             if rest and rest[0] == 1 and positional:
                 return [(positional[0], (ITEM, *rest[1:]))]
             return []
-        if self.recipe.is_qualified(call.func, r"builtins\.zip"):
+        if self.recipe.is_qualified(call.func, patterns.ZIP):
             if rest and isinstance(rest[0], int) and rest[0] < len(positional):
                 return [(positional[rest[0]], (ITEM, *rest[1:]))]
             return []
-        if any(self.recipe.is_qualified(call.func, w.replace(".", r"\.")) for w in
-               _ITERATION_WRAPPERS) and positional:
+        if self.recipe.is_qualified(call.func, patterns.ITERATION_WRAPPERS) and positional:
             return [(positional[0], (ITEM, *rest))]
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in SPLITS:
             return [(call.func.value, rest)]  # the chunks of x.split(8) are rows of x
@@ -395,7 +388,7 @@ class Provenance:
         if column is None:
             return None
         rows = path[2:]
-        if self.recipe.is_qualified(func, r"datasets(\.[\w.]*)?\.Dataset\.from_dict") \
+        if self.recipe.is_qualified(func, patterns.DATASET_FROM_DICT) \
                 and call.args:
             return [(call.args[0].value, (column, ITEM, *rows))]
         if not isinstance(func, cst.Attribute):

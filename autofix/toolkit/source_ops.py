@@ -35,16 +35,6 @@ from autofix.toolkit.provenance import Origin, Provenance
 from autofix.toolkit.scope import Option, PlannedEdits, replace_with
 from autofix.toolkit.values import NotFollowed, Owner, Values
 
-#: numpy functions that take ``dtype=`` and make a new array.
-NUMPY_MAKERS = (r"numpy\.(zeros|ones|empty|full|array|asarray|arange|zeros_like|ones_like|"
-                r"full_like|empty_like|stack|concatenate|vstack|hstack|linspace|eye)")
-#: numpy's random draws: float64, no ``dtype=`` (cast with ``.astype``).
-NUMPY_DRAWS = r"numpy\.random\.\w+"
-#: torch functions that take ``dtype=`` and make a new tensor.
-TORCH_MAKERS = (r"torch\.(tensor|as_tensor|zeros|ones|full|empty|arange|randn|rand|randint|"
-                r"zeros_like|ones_like|full_like|empty_like|linspace|eye|stack|cat)")
-#: torch's legacy typed constructors and the one of each element type.
-LEGACY = r"torch\.(Tensor|FloatTensor|DoubleTensor|HalfTensor|LongTensor|IntTensor)"
 #: What each target element type is called by numpy, by torch, as a cast method and as a
 #: legacy constructor.
 DTYPES = {
@@ -112,13 +102,13 @@ def _drops_axis(recipe: PlannedEdits, node: cst.CSTNode) -> cst.BaseExpression |
             return node.with_changes(args=kept)
         if method == "unsqueeze" and len(args) == 1 and code(args[0].value) in ("-1", "1"):
             return node.func.value
-    if isinstance(node, cst.Call) and recipe.is_qualified(node.func, r"numpy\.expand_dims") \
+    if isinstance(node, cst.Call) and recipe.is_qualified(node.func, patterns.NUMPY_EXPAND_DIMS) \
             and len(node.args) == 2 and code(node.args[1].value) in ("-1", "1"):
         return node.args[0].value
     if isinstance(node, cst.ListComp) and isinstance(node.elt, cst.List) \
             and len(node.elt.elements) == 1:
         return node.with_changes(elt=node.elt.elements[0].value)  # [[v] for v in ys]
-    if isinstance(node, cst.Call) and recipe.is_qualified(node.func, TORCH_MAKERS) \
+    if isinstance(node, cst.Call) and recipe.is_qualified(node.func, patterns.TORCH_MAKERS) \
             and node.args and isinstance(node.args[0].value, cst.List) \
             and len(node.args[0].value.elements) == 1 and node.args[0].keyword is None:
         item = node.args[0].value.elements[0].value  # torch.tensor([label]) per row
@@ -198,13 +188,13 @@ def _cast_at(recipe: PlannedEdits, node: cst.CSTNode, target: str
     if not isinstance(node, cst.Call):
         return None
     func = node.func
-    if recipe.is_qualified(func, NUMPY_MAKERS):
+    if recipe.is_qualified(func, patterns.NUMPY_MAKERS):
         return _with_dtype(node, _dtype_expr(_alias(node), names["numpy"]))
-    if recipe.is_qualified(func, NUMPY_DRAWS):
+    if recipe.is_qualified(func, patterns.NUMPY_DRAWS):
         return _method_call(node, "astype", cst.Arg(_dtype_expr(_alias(node), names["numpy"])))
-    if recipe.is_qualified(func, TORCH_MAKERS):
+    if recipe.is_qualified(func, patterns.TORCH_MAKERS):
         return _with_dtype(node, _dtype_expr(_alias(node), names["torch"]))
-    if recipe.is_qualified(func, LEGACY) and isinstance(func, cst.Attribute) \
+    if recipe.is_qualified(func, patterns.TORCH_LEGACY) and isinstance(func, cst.Attribute) \
             and func.attr.value != names["legacy"]:
         return node.with_changes(func=func.with_changes(attr=cst.Name(names["legacy"])))
     if isinstance(func, cst.Attribute) and func.attr.value in CAST_METHODS and not node.args:
@@ -260,7 +250,7 @@ def cast_options(recipe: PlannedEdits, origins: list[Origin], use: cst.BaseExpre
     for origin in open_chains:
         for node in reversed(origin.via):
             if _in_tree(recipe, node) and isinstance(node, cst.Call) \
-                    and recipe.is_qualified(node.func, r"torch\.from_numpy"):
+                    and recipe.is_qualified(node.func, patterns.TORCH_FROM_NUMPY):
                 new = _method_call(node, names["method"])
                 found.append((node, Option(_label(recipe, node, code(new)[:60]),
                                            _plan(recipe, node, new, f"{code(new)[:70]}: "
