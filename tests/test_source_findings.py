@@ -1,7 +1,9 @@
 """The source findings of a hand loop (autofix/toolkit/source_findings.py) on the plain
 PyTorch set: each ``eval-loader-shuffled`` and ``stats-before-split`` fault script gets its
-finding naming its own lines, every healthy script gets none, and the
-``eval-loader-no-shuffle`` recipe clears the first on each of its fault scripts."""
+finding naming its own lines, every healthy script gets none, the
+``eval-loader-no-shuffle`` recipe clears the first on each of its fault scripts, and
+``fit-on-train-split`` the second where the statistics are one statement of the split's
+block."""
 
 from __future__ import annotations
 
@@ -80,7 +82,40 @@ def test_the_recipe_sets_shuffle_false_where_the_loader_is_built(name: str) -> N
     assert source_findings(outcome.source) == []
 
 
-def test_stats_before_split_is_advice_with_no_recipe() -> None:
-    assert recipes_for("stats-before-split") == ()
-    assert "the change is not made" in get_category("stats-before-split").no_recipe
+#: stats-before-split fault script -> the lines the fix writes after the split (None: the
+#: statistics are in a helper and the split is of a dataset object: advice)
+MOVED = {
+    "stats_mean_std_all_rows.py": ["x_mean = x_train.mean(dim=0)", "x_std = x_train.std(dim=0)",
+                                   "x_train = (x_train - x_mean) / x_std",
+                                   "x_test = (x_test - x_mean) / x_std"],
+    "stats_scaler_before_split.py": ["scaler = StandardScaler()",
+                                     "X_train = scaler.fit_transform(X_train)",
+                                     "X_test = scaler.transform(X_test)"],
+    "stats_minmax_random_split.py": None,
+}
+
+
+@pytest.mark.parametrize("name", sorted(MOVED))
+def test_fit_on_train_split_fits_the_statistics_after_the_split(name: str) -> None:
+    assert [r.id for r in recipes_for("stats-before-split")] == ["fit-on-train-split"]
+    source = (PLAIN / "faults" / name).read_text(encoding="utf-8")
+    recipe = recipes_for("stats-before-split")[0]
+    outcome = apply_recipe(recipe, source, RecipeContext(
+        Diagnosis(category="stats-before-split", evidence="")))
+    want = MOVED[name]
+    if want is None:
+        assert not isinstance(outcome, Applied)
+        assert "random_split" in source and "split at line 18" in outcome.reason
+        return
+    assert isinstance(outcome, Applied), outcome
+    lines = [line.strip() for line in outcome.source.splitlines()]
+    split = next(i for i, line in enumerate(lines) if "train" in line and "=" in line
+                 and ("[:" in line or "train_test_split(" in line))
+    assert lines[split + 1:split + 1 + len(want)] == want
+    assert source_findings(outcome.source) == []  # the finding is gone
+    compile(outcome.source, name, "exec")
+
+
+def test_the_other_source_findings_have_their_recipes() -> None:
     assert [r.id for r in recipes_for("eval-loader-shuffled")] == ["eval-loader-no-shuffle"]
+    assert "helper" in get_category("stats-before-split").no_recipe

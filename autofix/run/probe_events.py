@@ -165,6 +165,16 @@ def _chance(report: ProbeReport, event: dict[str, Any]) -> None:
                                 tokens if isinstance(tokens, int) else 0)
 
 
+def _invariant(report: ProbeReport, event: dict[str, Any]) -> None:
+    """A broken invariant of data or evaluation: a run finding of its kind, and the event
+    kept under ``facts["invariants"]`` (where it showed, what was measured) for recipes."""
+    kind = str(event.get("kind", ""))
+    report.findings.append(Finding(kind, int(event.get("step", 0) or 0),
+                                   str(event.get("evidence", ""))))
+    report.facts.setdefault("invariants", []).append(
+        {k: v for k, v in event.items() if k not in ("event", "rank")})
+
+
 def _step(report: ProbeReport, event: dict[str, Any]) -> None:
     report.steps.append(StepRecord(int(event.get("step", 0)), _loss(event.get("loss")),
                                    _loss(event.get("lr"))))
@@ -218,6 +228,7 @@ READERS: dict[str, Callable[[ProbeReport, dict[str, Any]], None]] = {
         {k: v for k, v in e.items() if k not in ("event", "rank")}),
     Event.PREFLIGHT_FAULT: lambda r, e: r.faults.append(PreflightFault(
         str(e.get("check", "")), str(e.get("category", "")), str(e.get("evidence", "")))),
+    Event.INVARIANT: _invariant,
     Event.PHASE: _phase,
     Event.EVAL_METRICS: lambda r, e: r.evaluations.append(
         (int(e.get("step", 0) or 0), {str(k): float(v) for k, v in e["metrics"].items()})),

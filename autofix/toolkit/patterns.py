@@ -222,3 +222,17 @@ SKLEARN_LABEL_METRIC = (r"sklearn\.metrics(\._classification)?\.(accuracy_score|
                         r"recall_score|precision_recall_fscore_support|jaccard_score|"
                         r"confusion_matrix|classification_report|matthews_corrcoef|"
                         r"cohen_kappa_score|hamming_loss|zero_one_loss)")
+#: A probability layer as a function: ``torch.softmax`` / ``F.softmax`` / ``torch.special``'s.
+SOFTMAX = r"torch(\.nn\.functional|\.special)?\.softmax"
+#: ... and its sigmoid forms (``torch.sigmoid``, ``F.sigmoid``, ``torch.special.expit``).
+SIGMOID = r"torch(\.nn\.functional)?\.sigmoid|torch\.special\.expit"
+#: The layer classes ``nn.Softmax`` / ``nn.Sigmoid`` (also through their submodule).
+SOFTMAX_LAYER = r"torch\.nn(\.modules(\.activation)?)?\.Softmax"
+SIGMOID_LAYER = r"torch\.nn(\.modules(\.activation)?)?\.Sigmoid"
+#: ``nn.Sequential``.
+SEQUENTIAL = r"torch\.nn(\.modules(\.container)?)?\.Sequential"
+#: The losses that take logits or log-probabilities, as functions of ``torch.nn.functional``
+#: and as ``nn`` loss classes.
+LOGIT_LOSS_FUNCTION = (r"torch\.nn\.functional\.(cross_entropy|nll_loss|"
+                       r"binary_cross_entropy_with_logits)")
+LOGIT_LOSS_CLASS = r"torch\.nn(\.modules(\.loss)?)?\.(CrossEntropyLoss|NLLLoss|BCEWithLogitsLoss)"

@@ -25,7 +25,7 @@ without an error, and its numbers are wrong.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 import libcst.matchers as m
@@ -70,13 +70,18 @@ class ShuffledEval:
 @dataclass(frozen=True)
 class StatsLeak:
     """Statistics of all rows (``statistic``, the call, at ``line``, over ``rows``) and the
-    later ``split`` of those rows (described as ``how``, at ``split_line``)."""
+    ``split`` of those rows (described as ``how``, at ``split_line``: after the statistic,
+    or before it when the statistic reads the whole value a split already cut); the nodes
+    (``call``, ``rows_node``, ``split``) for the recipe that moves the statistic."""
 
     statistic: str
     line: int
     rows: str
     how: str
     split_line: int
+    call: cst.Call | None = field(default=None, compare=False, repr=False)
+    rows_node: cst.BaseExpression | None = field(default=None, compare=False, repr=False)
+    split: cst.CSTNode | None = field(default=None, compare=False, repr=False)
 
 
 def _method(call: cst.Call) -> str:
@@ -298,16 +303,75 @@ def _normalises(program: Program, call: cst.Call, rows: cst.Name) -> bool:
         uses_stat = bool(find(op, m.Call())) and call in set(_calls(op))
         if rows.value in left and (uses_stat or right & (bound - {rows.value})):
             return True
+        if right & (bound - {rows.value}) and program.line(op) > program.line(call) \
+                and _derived(program, op.left, rows):
+            return True  # the statistics of all rows normalise a part split off later
     return False
+
+
+def _derived(program: Program, expr: cst.BaseExpression, rows: cst.Name) -> bool:
+    """A name in ``expr`` is bound from ``rows`` (``X_train`` of ``train_test_split(X)``,
+    ``features[train_idx]``): one of its assignments reads ``rows``' binding."""
+    bindings = set(program.resolve(rows.value, rows))
+    for name in find(expr, m.Name()):
+        assert isinstance(name, cst.Name)
+        for binding in program.resolve(name.value, name):
+            statement = _binding_statement(program, binding)
+            if statement is None:
+                continue
+            for read in find(statement, m.Name(rows.value)):
+                if set(program.resolve(rows.value, read)) & bindings:
+                    return True
+    return False
+
+
+def _fits_on_split_value(recipe: PlannedEdits, splits: list[cst.CSTNode]
+                         ) -> Iterator[tuple[cst.Call, cst.Name, cst.CSTNode]]:
+    """(fit call, rows, split) of a scaler fitted, after a split of ``rows``, on an
+    expression that reads ``rows`` itself (``StandardScaler().fit(featurize(df.text))``
+    after ``train_df, val_df = train_test_split(df)``) in the same function."""
+    program = recipe.program
+    for call in program.calls:
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in ("fit", "fit_transform")
+                and call.args and not isinstance(call.args[0].value, cst.Name)):
+            continue
+        if not any(isinstance(v, cst.Call) and recipe.is_qualified(v.func, SKLEARN_PREPROCESSING)
+                   for v in program.values(func.value)):
+            continue
+        for name in find(call.args[0].value, m.Name()):
+            assert isinstance(name, cst.Name)
+            bindings = set(program.resolve(name.value, name))
+            for split in splits:
+                operand = _operand(split)
+                if not isinstance(operand, cst.Name) or operand.value != name.value \
+                        or program.line(split) >= program.line(call) \
+                        or program.function_of(split) is not program.function_of(call) \
+                        or not set(program.resolve(operand.value, operand)) & bindings:
+                    continue
+                yield call, name, split
+                break
+
+
+def _operand(split: cst.CSTNode) -> cst.BaseExpression | None:
+    if isinstance(split, cst.Subscript):
+        return split.value
+    if isinstance(split, cst.Call) and split.args:
+        return split.args[0].value
+    return None
 
 
 def stats_before_split(recipe: PlannedEdits) -> list[StatsLeak]:
     """Statistics of whole rows that a later line splits (see the module docstring): one
-    per statistic, with the first split after it."""
+    per statistic, with the first split after it; and scalers fitted on the whole value
+    after a split of it (:func:`_fits_on_split_value`)."""
     program = recipe.program
     splits = [n for n in find(program.tree, m.Call() | m.Subscript())
               if _is_split(recipe, n)]
     found = []
+    for call, whole, cut in _fits_on_split_value(recipe, splits):
+        found.append(StatsLeak(code(call), program.line(call), whole.value,
+                               _is_split(recipe, cut), program.line(cut), call, whole, cut))
     for call, rows in _statistics(recipe):
         line = program.line(call)
         rows_bindings = set(program.resolve(rows.value, rows)) if isinstance(rows, cst.Name) \
@@ -324,7 +388,8 @@ def stats_before_split(recipe: PlannedEdits) -> list[StatsLeak]:
                 how = _is_split(recipe, split)
                 if code(operand) != code(rows):
                     how += f" (of `{code(operand)}`)"
-                found.append(StatsLeak(code(call), line, code(rows), how, program.line(split)))
+                found.append(StatsLeak(code(call), line, code(rows), how, program.line(split),
+                                       call, rows, split))
                 break
     return found
 
@@ -371,10 +436,11 @@ def source_findings(source: str) -> list[Finding]:
         shown = text[line - 1].strip() if 0 < line <= len(text) else ""
         stats = " and ".join(f"`{leak.statistic}`" for leak in group)
         what = f"`{shown}` computes {stats}" if shown and len(shown) <= 100 else stats
+        then = "then splits" if split_line > line else "already split"
         out.append(Finding(
             "stats-before-split", 0,
-            f"line {line}: {what} on all rows of `{rows}`, which line {split_line} then "
-            f"splits with {group[0].how}: the test rows' statistics leak into training "
+            f"line {line}: {what} on all rows of `{rows}`, which line {split_line} {then} "
+            f"with {group[0].how}: the test rows' statistics leak into training "
             "(and into every number measured on the test rows); compute the statistics "
             "on the training rows only, after the split, and apply them to both"))
     return out

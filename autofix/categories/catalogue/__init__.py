@@ -26,6 +26,7 @@ from autofix.categories.catalogue.declared import DECLARED
 from autofix.categories.catalogue.divergence import DIVERGENCE
 from autofix.categories.catalogue.drift import DRIFT
 from autofix.categories.catalogue.evidence import ROOT_CAUSES as STEP_ROOT_CAUSES
+from autofix.categories.catalogue.integrity import INTEGRITY
 from autofix.categories.catalogue.labels import LABELS
 from autofix.categories.catalogue.llm import LLM
 from autofix.categories.catalogue.reported import REPORTED
@@ -43,13 +44,13 @@ from autofix.categories.registry import register_category
 #: Every built-in category, in classification order.
 BUILT_IN: tuple[Category, ...] = (*LLM, *LABELS, *VALUES, *CONTRACTS, *DECLARED, *DATA,
                                   *COURSE, *DRIFT, *REPORTED, *CHECKPOINTS, *ADVICE, *SYMPTOMS,
-                                  *ROOT_CAUSES, *DIVERGENCE, *STEP_ROOT_CAUSES, READS_STDIN,
-                                  TIMEOUT, UNKNOWN)
+                                  *ROOT_CAUSES, *DIVERGENCE, *STEP_ROOT_CAUSES, *INTEGRITY,
+                                  READS_STDIN, TIMEOUT, UNKNOWN)
 
 for _category in BUILT_IN:
     register_category(_category)
 
 __all__ = ["ADVICE", "BUILT_IN", "CHECKPOINTS", "CONTRACTS", "COURSE", "DATA", "DECLARED",
-           "DIVERGENCE", "DRIFT", "LABELS", "LLM", "LR_TOO_HIGH", "READS_STDIN",
+           "DIVERGENCE", "DRIFT", "INTEGRITY", "LABELS", "LLM", "LR_TOO_HIGH", "READS_STDIN",
            "REPORTED", "ROOT_CAUSES", "SLOW_TRIAL", "STEP_ROOT_CAUSES", "SYMPTOMS", "TIMEOUT",
            "UNKNOWN", "VALUES"]

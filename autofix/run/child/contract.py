@@ -52,6 +52,7 @@ class Event:
     NUMERIC = "numeric"
     STEP_EVIDENCE = "step_evidence"
     PHASE = "phase"
+    INVARIANT = "invariant"
 
 
 #: Fields of a ``dataset`` event and of each entry of a ``trainer`` event's ``datasets``:
@@ -156,6 +157,12 @@ EVENTS: dict[str, tuple[str, ...]] = {
     # and for a hand loop's evaluation its forwards, rows and the held-out metrics the
     # probe measured {held_out_loss, held_out_accuracy, held_out_rows}
     Event.PHASE: ("kind", "step", "what", "forwards", "rows", "metrics"),
+    # a broken invariant of data or evaluation seen on the run's real objects
+    # (invariants.py), once per place: the category id, the step it showed at, the evidence
+    # line, the user's file, line, function and line text, and the measurements a recipe
+    # reads (``facts``: shapes, the mappings per split, the loss and the probability layer)
+    Event.INVARIANT: ("kind", "step", "evidence", "file", "line", "function", "text",
+                      "facts"),
 }
 
 

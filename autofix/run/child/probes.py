@@ -35,6 +35,7 @@ from . import (
     early,
     eval_metrics,
     events,
+    integrity,
     loops,
     modes,
     numeric,
@@ -554,6 +555,7 @@ HOOKS = (
     ("tf_keras", phases.patch_keras),
     ("keras", phases.patch_keras),
     ("torch.optim.optimizer", numeric.patch_optimizers),
+    *integrity.HOOKS,  # the data and evaluation invariants
 )
 
 
