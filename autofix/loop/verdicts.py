@@ -376,7 +376,14 @@ def schedule_findings(run: RunResult) -> list[Finding]:
 #: changes how the script trains or evaluates, so a healthy run after it is not proof.
 INVARIANT_FIXES = frozenset({"scheduler-stepped-per-batch", "scheduler-stepped-per-epoch",
                              "zero-grad-missing", "zero-grad-before-step",
-                             "eval-without-eval-mode"})
+                             "eval-without-eval-mode", "probabilities-to-logit-loss",
+                             "metric-on-flat-argmax", "stats-before-split",
+                             "label-encoding-mismatch", "labels-masked-beyond-padding"})
+#: Fixes that change what one kind of the script's figures means, so that kind is not
+#: compared before and after them: a loss given logits instead of probabilities is on
+#: another scale ("loss"); a metric computed on class ids instead of flat indices is
+#: another number ("metric"). The other kind must still be no worse.
+CHANGES_MEANING = {"probabilities-to-logit-loss": "loss", "metric-on-flat-argmax": "metric"}
 #: An accuracy-like metric (higher is better) counts as worse when it falls by more than
 #: this (absolute): the budgeted runs before and after a fix stop at different points of
 #: training, so small moves are not the fix's doing.
@@ -400,18 +407,22 @@ def last_metrics(run: RunResult) -> dict[str, float]:
     return {}
 
 
-def metric_regression(before: RunResult, after: RunResult) -> str:
+def metric_regression(before: RunResult, after: RunResult, ignore: str = "") -> str:
     """Which metric of the script's own last evaluation is worse after a fix than before
     it (:data:`METRIC_DROP`, :data:`LOSS_RISE`); ``""`` when none is, or when either run
-    did not evaluate (a run stopped at a stall evaluates nothing)."""
+    did not evaluate (a run stopped at a stall evaluates nothing). ``ignore``: "loss" or
+    "metric", a kind of figure the fix changes the meaning of (:data:`CHANGES_MEANING`)."""
     old, new = last_metrics(before), last_metrics(after)
     for name in old.keys() & new.keys():
         key = name.lower()
         if key.endswith(("_runtime", "_per_second", "epoch", "_rows", "_samples")):
             continue
-        if "loss" in key and new[name] > old[name] * (1 + LOSS_RISE) + 1e-9:
+        if "loss" in key and ignore != "loss" \
+                and new[name] > old[name] * (1 + LOSS_RISE) + 1e-9:
             return f"{name} rose from {old[name]:.4g} to {new[name]:.4g}"
-        if any(word in key for word in HIGHER_BETTER) and new[name] < old[name] - METRIC_DROP:
+        if "loss" not in key and ignore != "metric" \
+                and any(word in key for word in HIGHER_BETTER) \
+                and new[name] < old[name] - METRIC_DROP:
             return f"{name} fell from {old[name]:.4g} to {new[name]:.4g}"
     return ""
 
@@ -435,5 +446,5 @@ def invariant_failure(before: RunResult, after: RunResult, category: str) -> str
     left = next((f for f in run_findings(after) if f.kind == category), None)
     if left is not None:
         return f"{category} is still found after it ({left.evidence})"
-    worse = metric_regression(before, after)
+    worse = metric_regression(before, after, CHANGES_MEANING.get(category, ""))
     return f"the script's own evaluation is worse after it: {worse}" if worse else ""
