@@ -165,6 +165,8 @@ TORCH_MAKERS = (r"torch\.(tensor|as_tensor|zeros|ones|full|empty|arange|randn|ra
                 r"zeros_like|ones_like|full_like|empty_like|linspace|eye|stack|cat)")
 #: torch's legacy typed constructors (``torch.FloatTensor(x)``).
 TORCH_LEGACY = r"torch\.(Tensor|FloatTensor|DoubleTensor|HalfTensor|LongTensor|IntTensor)"
+#: ``torch.device(...)``.
+TORCH_DEVICE = r"torch\.device"
 #: ``torch.from_numpy``: where a numpy array becomes a tensor (its dtype kept).
 TORCH_FROM_NUMPY = r"torch\.from_numpy"
 #: torch functions whose first argument is the data they convert or join.

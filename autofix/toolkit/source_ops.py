@@ -20,7 +20,9 @@ tensor maker), then one at the use. The first that passes its run is kept.
   .long()``), or at the use;
 - :func:`loader_options` (``drop-last-batch``): ``drop_last=True`` on the ``DataLoader``
   call that builds the loader, found from the name a user's frame held it under;
-  :func:`trainer_options`: ``dataloader_drop_last=True`` in a ``Trainer``'s arguments.
+  :func:`trainer_options`: ``dataloader_drop_last=True`` in a ``Trainer``'s arguments;
+- :func:`device_options` (``move-to-device``): the batch a loop takes moved to the
+  model's device at the top of the loop's body.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import libcst as cst
 
 from autofix.toolkit import patterns
 from autofix.toolkit.edits import code
+from autofix.toolkit.operators import insert_statement
 from autofix.toolkit.provenance import Origin, Provenance
 from autofix.toolkit.scope import Option, PlannedEdits, replace_with
 from autofix.toolkit.values import NotFollowed, Owner, Values
@@ -305,6 +308,71 @@ def trainer_options(recipe: PlannedEdits, provenance: Provenance,
             options.append(Option(_label(recipe, node, "dataloader_drop_last=True"),
                                   _set_keyword(recipe, owner, "dataloader_drop_last")))
     return options[:MAX_OPTIONS]
+
+
+# -- move-to-device ---------------------------------------------------------------------
+
+
+def device_name(recipe: PlannedEdits, at: cst.CSTNode) -> str:
+    """A name that holds a device where ``at`` runs: one assigned from ``torch.device(...)``
+    or from an expression naming ``"cuda"``/``"cpu"``, or called ``device``; "" when none
+    is in scope."""
+    program = recipe.program
+    for name in sorted(program.visible_names(at), key=lambda n: "device" not in n.lower()):
+        if not program.resolves(name, at):
+            continue
+        for _, value in program.assigned_values(name, at):
+            text = code(value)
+            if (isinstance(value, cst.Call) and recipe.is_qualified(value.func,
+                                                                     patterns.TORCH_DEVICE)) \
+                    or "cuda" in text or name.lower() == "device":
+                return name
+    return ""
+
+
+def device_options(recipe: PlannedEdits, use: cst.BaseExpression) -> list[Option]:
+    """The batch a loop takes moved to the model's device at the top of the loop's body,
+    where a reviewer expects it: the names its ``for`` target unpacks
+    (``ids, y = ids.to(device), y.to(device)``), or a dict batch
+    (``batch = {k: v.to(device) for k, v in batch.items()}``); ``device`` a name in scope
+    (:func:`device_name`). None when ``use`` is not a name a ``for`` binds, or no device
+    name is in scope."""
+    program = recipe.program
+    base = use.value if isinstance(use, cst.Subscript) else use
+    if not isinstance(base, cst.Name):
+        return []
+    loop = next((t for n in program.resolve(base.value, base)
+                 for t in [next((a for a in program.ancestors(n) if isinstance(a, cst.For)),
+                                None)]
+                 if t is not None and t.target in (n, *program.ancestors(n))), None)
+    if loop is None or not isinstance(loop.body, cst.IndentedBlock) or not loop.body.body:
+        return []
+    device = device_name(recipe, loop.body.body[0])
+    if not device:
+        recipe.reason = "no name holding the model's device is in scope of the loop"
+        return []
+    target = loop.target
+    names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)] \
+        if isinstance(target, (cst.Tuple, cst.List)) else \
+        [target.value] if isinstance(target, cst.Name) else []
+    if not names:
+        return []
+    if isinstance(use, cst.Subscript) and len(names) == 1:
+        text = f"{names[0]} = {{k: v.to({device}) for k, v in {names[0]}.items()}}"
+    else:
+        moved = ", ".join(f"{n}.to({device})" for n in names)
+        text = f"{', '.join(names)} = {moved}"
+    if any(f"{n}.to(" in code(stmt) or f".to({device})" in code(stmt)
+           for stmt in loop.body.body[:1] for n in names):
+        recipe.reason = "the loop moves its batch to a device already"
+        return []
+    anchor = loop.body.body[0]
+    assert isinstance(anchor, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+
+    def plan() -> None:
+        insert_statement(recipe, anchor, text, f"{text}: the batch on the model's device")
+
+    return [Option(_label(recipe, anchor, text), plan)]
 
 
 def _set_keyword(recipe: PlannedEdits, owner: Owner, name: str) -> Callable[[], None]:

@@ -67,6 +67,44 @@ def _input_dtype_trial(call: Call, breach: Breach) -> Confirmed | None:
     return None
 
 
+def _input_device(call: Call) -> Breach | None:
+    """Inputs on another device than the layer's weights (the batch left on the CPU while
+    the model is on the GPU)."""
+    found = _weighted_input(call)
+    if found is None:
+        found = (call.get("input"), call.get("weight"), None)  # F.embedding's frame
+        if not (call.is_tensor(found[0]) and call.is_tensor(found[1])):
+            return None
+    given, weight, _ = found
+    if given.device == weight.device:
+        return None
+    return Breach("device", f"inputs on {given.device}",
+                  f"{weight.device}, the device of the weights", given,
+                  {"device": str(given.device), "weights": str(weight.device)})
+
+
+def _input_device_trial(call: Call, breach: Breach) -> Confirmed | None:
+    layer, given, weight = call.get("self"), call.get("input"), call.get("weight")
+    torch = call.torch
+    if torch is None or not call.is_tensor(given):
+        return None
+    if layer is not None and hasattr(layer, "forward"):
+        device = next(layer.parameters()).device
+
+        def again() -> Any:
+            return layer(given.to(device))
+    elif call.is_tensor(weight):
+        device = weight.device
+
+        def again() -> Any:
+            return torch.nn.functional.embedding(given.to(device), weight)
+    else:
+        return None
+    if call.passes(again):
+        return Confirmed("move-to-device", f"input.to({str(device)!r})")
+    return None
+
+
 def _input_size(call: Call) -> Breach | None:
     layer, given = call.get("self"), call.get("input")
     size = getattr(layer, "in_features", None)
@@ -170,6 +208,30 @@ LAYERS: tuple[Contract, ...] = (
             Example("import numpy as np\nimport torch\n"
                     "torch.nn.Conv1d(2, 4, 3)(torch.from_numpy(np.zeros((5, 2, 8))))\n"),
             Example(_TORCH + "torch.nn.Linear(4, 2)(torch.zeros(3, 4))\n", breaks=False),
+        ),
+    ),
+    Contract(
+        id="layer-input-device",
+        category="device-mismatch",
+        api="torch.nn.Linear / Conv / RNN / Embedding",
+        sites=(("torch/nn/modules/linear.py", "forward"),
+               ("torch/nn/modules/conv.py", "_conv_forward"),
+               ("torch/nn/modules/rnn.py", "forward"),
+               ("torch/nn/functional.py", "embedding")),
+        argument="input",
+        says="inputs on the device of the layer's weights",
+        check=_input_device,
+        trial=_input_device_trial,
+        repairs=("move-to-device",),
+        title="a layer got inputs on another device than its weights (the batch left on "
+              "the CPU while the model was moved to the GPU)",
+        hint="move each batch to the model's device where the loop takes it "
+             "(x = x.to(device)), or build the model and the data on one device",
+        examples=(  # the meta device stands in for a GPU on a CPU-only machine
+            Example(_TORCH + "torch.nn.Linear(4, 2).to('meta')(torch.zeros(3, 4))\n"),
+            Example(_TORCH + "torch.nn.LSTM(4, 8).to('meta')(torch.zeros(5, 1, 4))\n"),
+            Example(_TORCH + "torch.nn.Linear(4, 2).to('meta')(torch.zeros(3, 4, "
+                             "device='meta'))\n", breaks=False),
         ),
     ),
     Contract(
