@@ -16,7 +16,8 @@ an iteration yields, the element ``2`` of a tuple, the key ``"labels"`` of a dic
   ``TensorDataset(a, b)`` (item ``i`` holds a row of ``a``, ``b``...), ``enumerate``,
   ``zip``, ``tqdm``, ``iter``, ``list``;
 - containers: tuple, list and dict literals, ``dict(k=v)``, subscripts by a literal index
-  or key, a dict comprehension over ``x.items()`` (``{k: v.to(d) for k, v in b.items()}``);
+  or key, a key stored by subscript (``item["labels"] = ...``), a dict comprehension
+  over ``x.items()`` (``{k: v.to(d) for k, v in b.items()}``);
 - calls that keep the value's data (``.to(device)``, ``.values``, ``torch.tensor(x)``,
   ``np.asarray(x)``, ``.float()``...): followed to their receiver or data argument, and
   kept in the chain, since an operator may act there.
@@ -176,6 +177,9 @@ class Provenance:
     def _steps(self, expr: cst.CSTNode, path: Path) -> list[tuple[cst.CSTNode, Path]]:
         """The expressions ``expr``'s value (part ``path``) comes from, one link back."""
         if isinstance(expr, cst.Name):
+            stored = self._stored(expr, path)
+            if stored:
+                return stored
             return [s for target in self.program.resolve(expr.value, expr)
                     for s in self._from_target(target, path)]
         if isinstance(expr, cst.Attribute):
@@ -230,6 +234,25 @@ class Provenance:
         if isinstance(parent, (cst.For, cst.CompFor)) and parent.target is node:
             return [(parent.iter, (ITEM, *full))]
         return []
+
+    def _stored(self, expr: cst.Name, path: Path) -> list[tuple[cst.CSTNode, Path]]:
+        """Key ``path[0]`` of a container the same function fills by subscript before
+        ``expr`` is read (``item["labels"] = torch.tensor(...)``): the values stored."""
+        if not path or not isinstance(path[0], (str, int)) or path[0] == ITEM:
+            return []
+        here = self.program.function_of(expr)
+        line = self.line(expr)
+        out: list[tuple[cst.CSTNode, Path]] = []
+        for node in find(self.program.tree, m.Assign()):
+            assert isinstance(node, cst.Assign)
+            for target in node.targets:
+                sub = target.target
+                if isinstance(sub, cst.Subscript) and m.matches(sub.value, m.Name(expr.value)) \
+                        and len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index) \
+                        and _literal(sub.slice[0].slice.value) == path[0] \
+                        and self.program.function_of(node) is here and self.line(node) < line:
+                    out.append((node.value, path[1:]))
+        return out[-1:]  # the last store before the read
 
     def _self_attribute(self, expr: cst.Attribute, path: Path
                         ) -> list[tuple[cst.CSTNode, Path]]:
