@@ -44,15 +44,30 @@ def keyword(call: cst.Call, name: str) -> cst.Arg | None:
                 None)
 
 
-def argument(call: cst.Call, name: str, position: int) -> cst.BaseExpression | None:
+def argument(call: cst.Call, name: str, position: int | None = None
+             ) -> cst.BaseExpression | None:
     """The value ``call`` gives its parameter ``name``, the one at ``position`` (0-based)
-    among the positional ones: as ``name=...`` or as that positional argument (starred
-    arguments are not counted); ``None`` when it gives none."""
+    among the positional ones: as ``name=...`` or as that positional argument; ``None``
+    when it gives none, or when a ``*args`` at or before ``position`` hides which
+    argument fills it (``position=None``: the keyword only)."""
     given = keyword(call, name)
     if given is not None:
         return given.value
-    positional = [a.value for a in call.args if a.keyword is None and not a.star]
-    return positional[position] if len(positional) > position else None
+    if position is None:
+        return None
+    positional = [a for a in call.args if a.keyword is None and a.star != "**"]
+    if len(positional) <= position or any(a.star for a in positional[:position + 1]):
+        return None
+    return positional[position].value
+
+
+def set_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
+    """``call`` with ``name=value`` at the call itself: its ``name=`` argument's value
+    replaced, else the keyword added last (:func:`append_keyword`). To set a setting where
+    the script defines its value, use :meth:`autofix.toolkit.values.Owner.set`."""
+    if keyword(call, name) is not None:
+        return replace_keyword(call, name, value)
+    return append_keyword(call, name, value)
 
 
 def append_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:

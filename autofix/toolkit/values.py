@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit.edits import code, keyword, remove_keyword
+from autofix.toolkit.edits import argument, code, keyword, remove_keyword
 from autofix.toolkit.patterns import DICT, HF_ARGUMENT_PARSER
 from autofix.toolkit.recipe import NotApplicable
 from autofix.toolkit.scope import Program, append_kw, replace_with, string_value
@@ -255,8 +255,8 @@ class CallOwner(Owner):
         tree = program.tree
         if m.findall(tree, m.AugAssign(target=m.Name(name))) \
                 or m.findall(tree, m.Subscript(value=m.Name(name))) \
-                or m.findall(tree, m.Call(func=m.Attribute(value=m.Name(name),
-                                                           attr=m.Name("update")))):
+                or m.findall(tree, m.Call(func=m.Attribute(
+                    value=m.Name(name), attr=m.OneOf(*map(m.Name, _DICT_CHANGES))))):
             raise NotFollowed(f"the dict {name} given as **{name} is changed after it is "
                               "made")
         found = program.values(star)
@@ -276,13 +276,9 @@ class CallOwner(Owner):
                    ) -> tuple[cst.BaseExpression | None, str]:
         """The expression the call gives ``name`` and where ("" at the call, "the dict
         given as **"), ``(None, "")`` when absent."""
-        given = keyword(self.call, name)
+        given = argument(self.call, name, position)
         if given is not None:
-            return given.value, ""
-        if position is not None:
-            plain = [a for a in self.call.args if a.keyword is None]
-            if len(plain) > position and not any(a.star for a in plain[:position + 1]):
-                return plain[position].value, ""
+            return given, ""
         holder = self.splatted()
         if isinstance(holder, cst.Call):
             inner = keyword(holder, name)
@@ -719,6 +715,8 @@ class Values:
 
 
 _SYS_ARGV = m.Attribute(value=m.Name("sys"), attr=m.Name("argv"))
+#: The methods that change a dict in place.
+_DICT_CHANGES = ("update", "pop", "popitem", "setdefault", "clear")
 
 
 def _string_keys(node: cst.Dict) -> bool:

@@ -94,10 +94,10 @@ class DefineArgument(AdviceRecipe):
     def make(self, tree: cst.Module) -> None:
         need = self.the_requirement(self.advice)
         assert need is not None and need.target is not None
-        args = self.the_args_call()
-        if self.argument(args, need.target) is not None:
+        args = self.the_args()
+        if args.get(need.target).present:
             raise NotApplicable(f"the script sets {need.target} already: its value is not "
                                 "None where it is built")
         value = DOCUMENTED[need.target]
-        self.set_argument(args, need.target, value, "the value the library documents when "
+        args.set(need.target, value, "the value the library documents when "
                                                     "it is not given")

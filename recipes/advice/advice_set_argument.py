@@ -22,7 +22,7 @@ import libcst as cst
 from autofix.categories.advice import Advice
 from autofix.toolkit import Example, NotApplicable
 
-from ._advice import AdviceRecipe, literal_value
+from ._advice import AdviceRecipe
 
 #: Settings whose advised value changes what the data or the machine mean: left as advice
 #: (``remove_unused_columns=False`` hides untokenized data; ``use_cpu`` pins the device).
@@ -91,15 +91,10 @@ class ApplySetAdvice(AdviceRecipe):
     def make(self, tree: cst.Module) -> None:
         change = self.the_change(self.advice)
         assert change is not None and change.target is not None
-        args = self.the_args_call()
-        expr = self.argument(args, change.target)
-        if expr is None:
+        args = self.the_args()
+        if not args.get(change.target).present:
             raise NotApplicable(f"the script does not set {change.target}: its default is "
                                 f"the library's; set {change.target}={change.value!r} if "
                                 "that suits the script")
-        literal, _ = self.source(expr, change.target)
-        if literal_value(literal) == change.value:
+        if not args.set(change.target, change.value, "as the library's message requires"):
             self.reason = f"{change.target} is already {change.value!r}"
-            return
-        self.set_argument(args, change.target, change.value, "as the library's message "
-                                                             "requires")

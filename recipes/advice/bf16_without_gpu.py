@@ -67,12 +67,12 @@ class TurnBf16Off(AdviceRecipe):
         return bool(re.search(r"doesn't support bf16/gpu", message))
 
     def make(self, tree: cst.Module) -> None:
-        args = self.the_args_call()
-        trl = self.is_qualified(args.func, patterns.TRL_ANY)
+        args = self.the_args()
+        trl = self.is_qualified(args.call.func, patterns.TRL_ANY)
         changed = False
         for name, default in (("bf16", trl), ("bf16_full_eval", False)):
-            if self.current(args, name, default) is True:
-                self.set_argument(args, name, False, "no bf16-capable GPU here")
+            if args.value(name, default=default) is True:
+                args.set(name, False, "no bf16-capable GPU here")
                 changed = True
         if not changed:
             raise NotApplicable("bf16 is not turned on by this call or its defaults")

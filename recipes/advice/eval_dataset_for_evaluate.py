@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from autofix.categories.advice import Advice
-from autofix.toolkit import Example, NotApplicable, code
+from autofix.toolkit import Example, NotApplicable, argument, code
 from autofix.toolkit.scope import append_kw
 
 from ._advice import AdviceRecipe, flat
@@ -65,7 +65,7 @@ class PassEvalDataset(AdviceRecipe):
 
     def make(self, tree: cst.Module) -> None:
         trainers = [t for t in self.at_failure(self.trainer_calls())
-                    if self.trainer_argument(t, "eval_dataset", 4) is None]
+                    if argument(t, "eval_dataset", 4) is None]
         if len(trainers) != 1:
             raise NotApplicable(f"{len(trainers)} trainer calls without eval_dataset could "
                                 "be the one that evaluates")

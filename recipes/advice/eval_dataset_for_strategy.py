@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from autofix.categories.advice import Advice
-from autofix.toolkit import Example, NotApplicable, code, keyword
+from autofix.toolkit import Example, NotApplicable, argument, code
 from autofix.toolkit.scope import append_kw
 
 from ._advice import AdviceRecipe, flat
@@ -107,7 +107,7 @@ class PassEvalSplit(AdviceRecipe):
 
     def make(self, tree: cst.Module) -> None:
         trainers = [t for t in self.at_failure(self.trainer_calls())
-                    if self.trainer_argument(t, "eval_dataset", 4) is None]
+                    if argument(t, "eval_dataset", 4) is None]
         if len(trainers) != 1:
             raise NotApplicable(f"{len(trainers)} trainer calls without eval_dataset could "
                                 "be the failing one")
@@ -118,17 +118,15 @@ class PassEvalSplit(AdviceRecipe):
                            f"eval_dataset={code(split)}, the evaluation split in scope")
             self.choice = f"pass eval_dataset={code(split)}, the evaluation split in scope"
             return
-        args = self.the_args_call()
-        if self.current(args, "load_best_model_at_end", False) is True:
+        args = self.the_args()
+        if args.value("load_best_model_at_end", default=False) is True:
             raise NotApplicable(
                 "no evaluation split of the training data is in scope, and "
                 "load_best_model_at_end=True chooses the best model by evaluation: pass "
                 "evaluation data as eval_dataset to the trainer, or turn "
                 "load_best_model_at_end off")
-        name = next((n for n in ("eval_strategy", "evaluation_strategy")
-                     if keyword(args, n) is not None or self.argument(args, n) is not None),
-                    "eval_strategy")
-        self.set_argument(args, name, "no", "no evaluation split is in scope")
+        name = args.get("eval_strategy", "evaluation_strategy").name
+        args.set(name, "no", "no evaluation split is in scope")
         self.choice = (f"{name}=\"no\": no evaluation split of the training data is in "
                        "scope")
 

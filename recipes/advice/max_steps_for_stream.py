@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from autofix.categories.advice import Advice
-from autofix.toolkit import Example, NotApplicable
+from autofix.toolkit import Example, NotApplicable, argument
 
 from ._advice import AdviceRecipe, flat
 
@@ -67,10 +67,10 @@ class DeriveMaxSteps(AdviceRecipe):
                    for a in flat(advice))
 
     def make(self, tree: cst.Module) -> None:
-        args = self.the_args_call()
-        batch = self.current(args, "per_device_train_batch_size", 8)
-        accumulation = self.current(args, "gradient_accumulation_steps", 1)
-        epochs = self.current(args, "num_train_epochs", 3.0)
+        args = self.the_args()
+        batch = args.value("per_device_train_batch_size", default=8)
+        accumulation = args.value("gradient_accumulation_steps", default=1)
+        epochs = args.value("num_train_epochs", default=3.0)
         if not all(isinstance(v, (int, float)) and v > 0 for v in (batch, accumulation, epochs)):
             raise NotApplicable("the batch size, accumulation or epochs are not literals "
                                 "autofix can read")
@@ -86,14 +86,14 @@ class DeriveMaxSteps(AdviceRecipe):
                                 "script does not say how many rows it yields: set "
                                 f"{formula} in TrainingArguments")
         steps = math.ceil(rows / per_step) * math.ceil(epochs)
-        self.set_argument(args, "max_steps", steps,
+        args.set("max_steps", steps,
                           f"{rows} rows / {per_step} per step x {epochs:g} epochs")
 
     def rows(self) -> int | None:
         """The number of rows the training stream yields, when the script cuts it with a
         literal ``.take(N)``; ``None`` when the script does not say."""
         for trainer in self.at_failure(self.trainer_calls()):
-            train = self.trainer_argument(trainer, "train_dataset", 3)
+            train = argument(trainer, "train_dataset", 3)
             pending = [train] if train is not None else []
             seen = 0
             while pending and seen < 30:

@@ -157,8 +157,8 @@ class NameAvailableMetric(AdviceRecipe):
         available = sorted(n for n in names if not _TIMING.search(n))
         if not available:
             raise NotApplicable("no metric names known (from the message or compute_metrics)")
-        args = self.the_args_call()
-        current = self.current(args, "metric_for_best_model", None)
+        args = self.the_args()
+        current = args.value("metric_for_best_model")
         if not isinstance(current, str):
             raise NotApplicable("metric_for_best_model is not a string autofix can read")
         prefix = "eval_" if current.startswith("eval_") else ""
@@ -169,9 +169,9 @@ class NameAvailableMetric(AdviceRecipe):
         choice = choose(bare, available)
         meaning = "a metric evaluation reports" if choice != "loss" else \
             f"no reported metric means {bare!r}: the evaluation loss, lower is better"
-        self.set_argument(args, "metric_for_best_model", prefix + choice, meaning)
-        if choice == "loss" and self.current(args, "greater_is_better", None) is True:
-            self.set_argument(args, "greater_is_better", False, "a loss is better lower")
+        args.set("metric_for_best_model", prefix + choice, meaning)
+        if choice == "loss" and args.value("greater_is_better") is True:
+            args.set("greater_is_better", False, "a loss is better lower")
 
     def returned_metrics(self, tree: cst.Module) -> set[str]:
         """The string keys of the dict literals the script's ``compute_metrics`` returns."""

@@ -23,11 +23,11 @@ from collections.abc import Sequence
 import libcst as cst
 
 from autofix.categories.advice import Advice
-from autofix.toolkit import Example, NotApplicable
+from autofix.toolkit import Example, NotApplicable, patterns
 from autofix.toolkit.scope import PlannedEdits
 from autofix.toolkit.values import ArgvOwner, NotFollowed, Owner, Values
 
-from .._training_args import EVAL_STRATEGY, TRAINING_ARGS_PATTERN
+from .._training_args import EVAL_STRATEGY
 
 _MATCH = "--load_best_model_at_end requires the save and eval strategy to match"
 _MULTIPLE = "--load_best_model_at_end requires the saving steps to be a round multiple"
@@ -160,7 +160,7 @@ class AlignSaveWithEval(PlannedEdits):
 
     def prepare(self, tree: cst.Module) -> None:
         values = Values(self)
-        for owner in values.owners(TRAINING_ARGS_PATTERN):
+        for owner in values.owners(patterns.TRAINING_ARGS):
             try:
                 if owner.value("load_best_model_at_end", default=False) is True:
                     self._align(owner)

@@ -54,6 +54,24 @@ class KeepUnusedColumns(SetFlag):
                    "args = TrainingArguments('out', max_steps=30)\n",
             failure=_failure("text"), trainers=_trainer("premise", "hypothesis", "label"),
         ),
+        Example(  # the arguments come from a dict given as **hp: the entry is added there
+            before="from transformers import TrainingArguments\n"
+                   "hp = dict(output_dir='out', max_steps=30)\n"
+                   "args = TrainingArguments(**hp)\n",
+            after="from transformers import TrainingArguments\n"
+                  "hp = dict(output_dir='out', max_steps=30, remove_unused_columns=False)\n"
+                  "args = TrainingArguments(**hp)\n",
+            failure=_failure(), trainers=_trainer("premise", "hypothesis", "label"),
+        ),
+        Example(  # set through a constant: changed where it is defined
+            before="from transformers import TrainingArguments\n"
+                   "KEEP = True\n"
+                   "args = TrainingArguments('out', remove_unused_columns=KEEP)\n",
+            after="from transformers import TrainingArguments\n"
+                  "KEEP = False\n"
+                  "args = TrainingArguments('out', remove_unused_columns=KEEP)\n",
+            failure=_failure(), trainers=_trainer("premise", "hypothesis", "label"),
+        ),
         Example(  # columns are kept already
             before="from transformers import TrainingArguments\n"
                    "args = TrainingArguments('out', remove_unused_columns=False)\n",

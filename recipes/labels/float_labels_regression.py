@@ -49,9 +49,8 @@ from autofix.toolkit import (
     patterns,
     remove_keyword,
 )
+from autofix.toolkit.edits import set_keyword
 from autofix.types import DatasetFacts, TrainerFacts
-
-from .._training_args import set_keyword
 
 #: keywords that describe the old head: dropped (the config decides the head now)
 _HEAD_KEYWORDS = ("num_labels", "problem_type", "id2label", "label2id")
