@@ -231,8 +231,7 @@ def repair_row(row: Row, healthy: Healthy, sources: dict[str, str],
         row.named = named_categories(doc)
         row.recipes = [str(f.get("recipe", "")) for f in doc.get("fixes", [])]
         row.kept = kept_categories(repo)
-        if not doc:
-            row.note = "no report"
+        row.note = "no report" if not doc else str(doc.get("reason", ""))[:300]
         if row.status == "fixed" and code == 0:
             subprocess.run(["git", "-C", str(repo), "checkout", "-q", "-f", "fixes"],
                            check=True)
