@@ -51,6 +51,18 @@ def _frames(tb: Any) -> list[Any]:
     return out
 
 
+def _callers(tb: Any) -> list[Any]:
+    """The frames still running above the traceback's outermost frame, outermost first
+    (a check that caught the failure inside ``trainer.train()``: the user's frame that
+    called ``train()`` is above it, not in the traceback)."""
+    out = []
+    frame = tb.tb_frame.f_back if tb is not None else None
+    while frame is not None and len(out) < MAX_FRAMES:
+        out.append(frame)
+        frame = frame.f_back
+    return out[::-1]
+
+
 def breach_at(tb: Any, root: str = "") -> dict[str, Any]:
     """The first contract broken at the failure whose traceback is ``tb``: the frames
     walked innermost first, each contract whose site the frame is evaluated on its locals.
@@ -88,7 +100,7 @@ def breach_at(tb: Any, root: str = "") -> dict[str, Any]:
                         "observed": breach.observed, "expected": breach.expected,
                         "facts": dict(breach.facts), "trial": trial,
                         "repairs": list(contract.repairs),
-                        **provenance(breach.value, frames, root)}
+                        **provenance(breach.value, [*_callers(tb), *frames], root)}
         return {}
     except Exception:  # noqa: BLE001 - the breach is a bonus; the failure is reported anyway
         return {}
