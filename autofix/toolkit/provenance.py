@@ -8,8 +8,9 @@ an iteration yields, the element ``2`` of a tuple, the key ``"labels"`` of a dic
 
 - names: assignments, tuple unpacking (``a, b = f()``), ``for`` targets (``for i, (x, y)
   in enumerate(loader)``), a function's parameters (the arguments its call sites give, or
-  its default), ``self.x`` (the assignments in the class's methods), a list built empty
-  and filled by ``append``/``extend``;
+  its default; a method's ``self``: the class's instantiations), ``self.x`` (the
+  assignments in the class's methods), a list built empty and filled by
+  ``append``/``extend``;
 - calls: a function of the module (its ``return`` values), a class of the module
   instantiated and iterated (its ``__getitem__``), ``DataLoader(dataset, collate_fn=f)``
   iterated (``f``'s return when it is the module's, else the dataset's items),
@@ -294,6 +295,11 @@ class Provenance:
                      if isinstance(a, (cst.FunctionDef, cst.Lambda))), None)
         if not isinstance(func, cst.FunctionDef):
             return []
+        cls = self.program.class_of(param)
+        first = (*func.params.posonly_params, *func.params.params)[:1]
+        if cls is not None and first and first[0] is param:  # self: the class's instances
+            return [(c, path) for c in self.program.calls
+                    if self.program.class_called(c) is cls]
         out: list[tuple[cst.CSTNode, Path]] = []
         unfilled = False
         for site in self.program.call_sites(func):
