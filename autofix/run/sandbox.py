@@ -12,7 +12,7 @@ Each run of a sandboxed script gets (Linux):
   the probe's code and the model caches (read-only); the few files of ``/etc`` the dynamic
   loader and the C library read; a private ``/tmp`` and home folder, a minimal ``/dev``
   and a new ``/proc``. Nothing else of the host: no home folder, no ``/etc/shadow``, no
-  credential store, no other submission, no network (not even 127.0.0.1).
+  credential store, no other submission, no network (the host's 127.0.0.1 included).
 - **environment**: variables that look like credentials are removed (:func:`scrub_env`:
   tokens, passwords, cloud keys, the SSH/GPG agents); ``--pass-env NAME`` keeps one.
 - **memory**: ``RLIMIT_AS`` (address space, ``prlimit --as``): allocation past it raises
@@ -66,7 +66,7 @@ INSTALL_HINT = ("install bubblewrap (Debian, Ubuntu: `apt-get install bubblewrap
                 "does")
 #: The namespaces every sandboxed run gets (bwrap(1)): ``--unshare-pid`` with
 #: ``--die-with-parent`` ends every process of the script with the run, ``--new-session``
-#: keeps it off the terminal (TIOCSTI), ``--unshare-net`` leaves only a loopback that is down.
+#: keeps it off the terminal (TIOCSTI), ``--unshare-net`` leaves only a loopback of its own.
 NAMESPACES = ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
               "--unshare-cgroup-try", "--die-with-parent", "--new-session")
 #: The top-level folders of a merged-/usr system (links into /usr) or of an older layout.
@@ -185,7 +185,8 @@ def isolation() -> dict[str, str]:
         files = ("its throwaway copy (read-write); the training environment, the model "
                  "caches and /usr (read-only); a private /tmp and home; nothing else of "
                  "the host")
-        network = "cut off (a new network namespace: even 127.0.0.1 is unreachable)"
+        network = ("cut off (a new network namespace with a loopback of its own: the host, "
+                   "its 127.0.0.1 included, is unreachable)")
         processes = f"a new PID namespace, ended with the run; {processes}"
     else:
         tool = f"none: {bwrap.problem}"
