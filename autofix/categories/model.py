@@ -89,6 +89,12 @@ class Category:
     #: first cause whose recipe applies is fixed, and the next is tried when that fix does
     #: not prove itself. ``False``: every cause found gets its fix at once.
     alternatives: bool = False
+    #: The ids of the recipes that fix this category, in the order they are tried: its own
+    #: and those that fix it as well (``Recipe.also_fixes``); the first that applies is
+    #: committed, and the next is tried when that fix does not prove itself. A category
+    #: with several recipes names them all (``tests/test_recipe_order.py``); a recipe it
+    #: leaves out (a plugin's) is tried after those it names.
+    recipes: tuple[str, ...] = ()
     #: Sites (:data:`autofix.categories.sites.SITES`) the error must be raised in (empty:
     #: anywhere). Only an exception without any frame (a bare message) is not restricted.
     raised_in: tuple[str, ...] = ()

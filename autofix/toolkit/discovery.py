@@ -16,6 +16,7 @@ import sys
 from functools import cache
 
 import autofix_recipes
+from autofix.categories import get_category, is_category
 from autofix.toolkit.plugins import Plugins, load_plugins
 from autofix.toolkit.recipe import Recipe
 
@@ -69,7 +70,12 @@ def _reraise(name: str) -> None:
 
 
 def recipes_for(category: str) -> tuple[type[Recipe], ...]:
-    """The recipes that fix ``category``: its own first, then those whose root cause shows
-    with the same face (``also_fixes``); empty when there is none."""
+    """The recipes that fix ``category``, in the order they are tried: the order the
+    category declares (:attr:`Category.recipes <autofix.categories.Category.recipes>`),
+    then any it does not name (its own, then those whose root cause shows with the same
+    face, ``also_fixes``, each in :func:`all_recipes` order); empty when there is none."""
     own = tuple(r for r in all_recipes() if r.category == category)
-    return own + tuple(r for r in all_recipes() if category in r.also_fixes)
+    fixing = own + tuple(r for r in all_recipes() if category in r.also_fixes)
+    declared = get_category(category).recipes if is_category(category) else ()
+    rank = {recipe_id: i for i, recipe_id in enumerate(declared)}
+    return tuple(sorted(fixing, key=lambda r: rank.get(r.id, len(rank))))

@@ -281,10 +281,10 @@ def _examples(category_id: str) -> tuple[str, ...]:
 
 
 def _family(id: str, title: str, owners: tuple[str, ...], no_recipe: str,
-            overrides: tuple[str, ...] = ()) -> Category:
+            overrides: tuple[str, ...] = (), recipes: tuple[str, ...] = ()) -> Category:
     return Category(id=id, title=title, check=_in(*owners), advise=_advise,
                     examples=_examples(id), no_recipe=no_recipe, overrides=overrides,
-                    hint="the library's message names the change to make")
+                    recipes=recipes, hint="the library's message names the change to make")
 
 
 _ADVICE_ONLY = ("the library names the change, but whether it suits this script is the "
@@ -296,7 +296,10 @@ ADVICE: tuple[Category, ...] = (
             "training arguments the library rejects: they contradict each other, the data, "
             "the machine or the trainer they are given to",
             ("training-arguments",),
-            "no recipe makes this change safely: autofix reports the library's advice"),
+            "no recipe makes this change safely: autofix reports the library's advice",
+            recipes=("advice-define-argument", "advice-set-argument", "bf16-without-gpu",
+                     "eval-dataset-for-strategy", "max-steps-for-stream",
+                     "training-args-best-metric", "training-args-strategies")),
     _family("trainer-setup",
             "a trainer built without (or with a wrong) argument its library names",
             ("trainer",), "no recipe makes this change safely: autofix reports the library's "

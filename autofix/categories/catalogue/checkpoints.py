@@ -120,6 +120,7 @@ CHECKPOINTS: tuple[Category, ...] = (
     ),
     Category(
         id="keras-h5-subclassed-model",
+        recipes=("keras-checkpoint-weights", "keras-save-pretrained"),
         title="a Hugging Face TF model (a subclassed Keras model) saved as HDF5",
         patterns=(r"Saving the model to HDF5 format requires the model to be a Functional "
                   r"model or a Sequential model",),

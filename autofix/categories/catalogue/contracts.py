@@ -156,6 +156,7 @@ CONTRACTS: tuple[Category, ...] = (
     ),
     Category(
         id="non-scalar-backward",
+        recipes=("model-labels", "reduce-loss-mean"),
         title="backward() called on a tensor that is not one loss (the model's logits, a "
               "per-sample loss)",
         types=("RuntimeError",),
@@ -168,6 +169,7 @@ CONTRACTS: tuple[Category, ...] = (
     ),
     Category(
         id="graph-reused",
+        recipes=("detach-carried-state", "features-inside-loop", "running-loss-item"),
         title="backward through a graph a previous step already freed (a running loss "
               "total kept as a tensor, a hidden state carried without detach)",
         types=("RuntimeError",),
@@ -180,6 +182,7 @@ CONTRACTS: tuple[Category, ...] = (
     ),
     Category(
         id="loss-target-shape",
+        recipes=("drop-trailing-axis", "flatten-token-loss"),
         title="a token-level loss given (batch, time, classes) scores without flattening",
         types=("RuntimeError", "ValueError"),
         patterns=(r"Expected target size \[", r"Expected input batch_size \(\d+\) to "

@@ -253,6 +253,7 @@ COURSE: tuple[Category, ...] = (
     ),
     Category(
         id="api-drift",
+        recipes=("drift-adamw", "drift-keyword", "drift-load-metric", "drift-option"),
         title="a course script on today's libraries: a renamed or removed API",
         patterns=(
             r"unexpected keyword argument '(evaluation_strategy|eval_strategy|tokenizer|"
@@ -359,6 +360,7 @@ COURSE: tuple[Category, ...] = (
     ),
     Category(
         id="raw-dataset",
+        recipes=("raw-dataset", "map-returns-nothing"),
         refine=_wrapper_hid_columns,
         advice=_raw_dataset_advice,
         title="the untokenized dataset reaches Trainer",
@@ -373,6 +375,8 @@ COURSE: tuple[Category, ...] = (
     ),
     Category(
         id="ragged-batch",
+        recipes=("ragged-batch", "ragged-batch-loader", "ragged-batch-set-collator",
+                 "ragged-batch-tf"),
         refine=_string_labels_behind,
         advice=_ragged_batch_advice,
         title="batches are not padded (no tokenizer or padding collator)",
@@ -389,6 +393,7 @@ COURSE: tuple[Category, ...] = (
     ),
     Category(
         id="metric-on-logits",
+        recipes=("metric-on-logits", "metric-on-logits-call"),
         title="compute_metrics compares logits with class ids",
         patterns=(
             r"only (length-1|size-1|0-dimensional) arrays can be converted to Python scalars",

@@ -324,6 +324,7 @@ DATA: tuple[Category, ...] = (
     ),
     Category(
         id="map-changes-row-count",
+        recipes=("map-overflow-columns", "map-remove-columns"),
         title="a batched map returns more rows than it gets and keeps the input columns",
         patterns=(r"expected length \d+ but got length \d+",),
         raised_in=("map-function",),

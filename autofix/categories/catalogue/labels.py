@@ -486,6 +486,7 @@ LABELS: tuple[Category, ...] = (
     ),
     Category(
         id="label-out-of-range",
+        recipes=("label-out-of-range", "labels-from-zero"),
         check=_head_too_small,
         advice=label_count_advice,
         title="labels outside the classification head (num_labels too small)",
@@ -520,6 +521,7 @@ LABELS: tuple[Category, ...] = (
     ),
     Category(
         id="class-ids-as-floats",
+        recipes=("class-ids-long", "cast-where-made"),
         check=_class_ids_as_floats,
         needs_facts=True,
         advise=_class_ids_advice,
@@ -560,6 +562,7 @@ LABELS: tuple[Category, ...] = (
     ),
     Category(
         id="int-labels-on-multi-label-head",
+        recipes=("cast-multi-hot-float", "multi-hot-dtype", "cast-where-made"),
         check=_multi_hot_ints,
         title="integer multi-hot targets on a multi-label head (BCE needs floats)",
         patterns=(r"result type Float can't be cast to the desired output type Long",

@@ -336,6 +336,8 @@ LLM: tuple[Category, ...] = (
     ),
     Category(
         id="no-trainable-parameters",
+        recipes=("freeze-encoder-only", "peft-config-to-trainer", "peft-is-trainable",
+                 "unfreeze-peft-adapters"),
         title="no parameter of the model requires grad: nothing can learn",
         patterns=(r"element 0 of tensors does not require grad and does not have a grad_fn",
                   r"optimizer got an empty parameter list"),
@@ -445,6 +447,7 @@ LLM: tuple[Category, ...] = (
     ),
     Category(
         id="causal-lm-without-labels",
+        recipes=("lm-collator", "sft-default-collator"),
         title="a causal LM trained on batches without labels (DataCollatorWithPadding)",
         patterns=(r"did not return a loss from the inputs, only the following keys: logits",
                   r"'NoneType' object has no attribute 'backward'",

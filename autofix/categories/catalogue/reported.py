@@ -213,6 +213,7 @@ def _float_ids_advice(failure: Failure) -> str:
 REPORTED: tuple[Category, ...] = (
     Category(
         id="token-labels-not-padded",
+        recipes=("lm-labels-collator", "token-classification-collator"),
         title="per-token labels with a collator that pads the inputs but not the labels",
         patterns=(r"features \(`labels` in this case\) have excessive nesting",),
         overrides=("ragged-batch",),
@@ -343,6 +344,7 @@ REPORTED: tuple[Category, ...] = (
     ),
     Category(
         id="float-token-ids",
+        recipes=("ids-long", "cast-where-made"),
         title="token ids in a float tensor reach the embedding lookup",
         patterns=(r"Expected tensor for argument #1 'indices' to have one of the following "
                   r"scalar types: Long, Int",),
