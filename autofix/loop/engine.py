@@ -304,6 +304,7 @@ class _Session:
                         max_steps=self.o.max_steps, note=self.note)
         if run.probe.evaluations:
             rec.eval_step, rec.metrics = run.probe.evaluations[-1]
+        rec.phases, rec.total_steps = list(run.probe.phases), run.probe.total_steps
         self.result.runs.append(rec)
         return rec
 

@@ -33,6 +33,7 @@ from autofix.types import (
     ProbeReport,
     RunOutcome,
     RunResult,
+    StepRecord,
 )
 
 
@@ -327,30 +328,29 @@ def constant_prediction(run: RunResult) -> Finding | None:
 
 
 def train_mode_eval(run: RunResult) -> Finding | None:
-    """``eval-without-eval-mode``: the script's own code called its model under
-    ``torch.no_grad()`` / ``torch.inference_mode()`` while the model was in training mode,
-    and a dropout (p > 0) or batch norm layer of it ran so (the probe's
-    ``no_grad_train_calls``, one such layer call is enough: it always changes the outputs,
-    and batch norm also updates its running statistics from the evaluated data). The
-    evidence names the first line that did it (``train_mode_evals``). ``None`` when the
-    facts are missing or no such call ran."""
-    facts = run.probe.facts
-    calls = facts.get("no_grad_train_calls")
-    if not isinstance(calls, int) or calls < 1:
+    """``eval-without-eval-mode``: a forward of the user's model in training mode whose
+    output was not trained on (the probe's ``train_mode_evals``: a call site whose forwards
+    ran under ``torch.no_grad()`` / ``torch.inference_mode()``, or whose outputs no
+    ``backward()`` reached by the end of the run), the model holding a dropout (p > 0) or
+    a batch norm layer: its outputs are noisy and batch norm learns from the evaluated
+    data. The evidence names the first such line. ``None`` when the facts are missing or
+    there is no such site."""
+    sites = [s for s in run.probe.facts.get("train_mode_evals") or [] if isinstance(s, dict)]
+    if not sites:
         return None
-    sites = [s for s in facts.get("train_mode_evals") or [] if isinstance(s, dict)]
-    where = ""
-    if sites:
-        first = sites[0]
-        where = (f" at {first.get('file')}:{first.get('line')} ({first.get('model')} with "
-                 f"{first.get('layer')})")
-    evals = facts.get("no_grad_eval_calls") or 0
+    first = sites[0]
+    how = "under no_grad" if first.get("no_grad") else \
+        "with gradients on, its outputs never backpropagated"
+    calls = sum(int(s.get("calls") or 0) for s in sites)
+    evals = run.probe.facts.get("no_grad_eval_calls") or 0
     return Finding("eval-without-eval-mode", 0,
-                   f"the model was evaluated under no_grad in training mode{where}: "
-                   f"{calls} dropout/batch norm layer calls without model.eval() ({evals} in "
-                   "eval mode), so dropout stays on and batch norm normalises with each "
-                   "evaluated batch (and updates its running statistics from it): call "
-                   "model.eval() before evaluating and model.train() before training again")
+                   f"the model was evaluated in training mode at {first.get('file')}:"
+                   f"{first.get('line')} ({first.get('model')} with {first.get('layer')}, "
+                   f"{how}): {calls} forwards not trained on without model.eval() "
+                   f"({evals} in eval mode), so dropout stays on and batch norm normalises "
+                   "with each evaluated batch (and updates its running statistics from it): "
+                   "call model.eval() before evaluating and model.train() before training "
+                   "again")
 
 
 #: The finding each misjudged schedule size gives (``autofix/run/child/schedules.py``).
@@ -427,6 +427,20 @@ def metric_regression(before: RunResult, after: RunResult, ignore: str = "") -> 
     return ""
 
 
+def rate_back_to_zero(steps: list[StepRecord]) -> int:
+    """The first step, before the last one, at a learning rate of 0 after a step above 0
+    (a warmup's first steps at 0 do not count), else 0."""
+    started = False
+    for record in steps[:-1]:
+        if record.lr is None:
+            continue
+        if record.lr > ZERO_LR:
+            started = True
+        elif started:
+            return record.step
+    return 0
+
+
 def invariant_failure(before: RunResult, after: RunResult, category: str) -> str:
     """Why the healthy run ``after`` a fix of ``category`` (one of :data:`INVARIANT_FIXES`)
     does not prove it, the run ``before`` being the one it was diagnosed on ("" when it
@@ -439,8 +453,7 @@ def invariant_failure(before: RunResult, after: RunResult, category: str) -> str
         if kind == category and misstepped_schedule(after.probe, sized) is not None:
             return f"{kind} is still found after it"
     if category.startswith("scheduler-"):
-        steps = after.probe.steps
-        zero = next((s.step for s in steps[:-1] if s.lr is not None and s.lr <= ZERO_LR), 0)
+        zero = rate_back_to_zero(after.probe.steps)
         if zero:
             return f"the learning rate is 0 from step {zero}, before training ends"
     left = next((f for f in run_findings(after) if f.kind == category), None)

@@ -55,7 +55,40 @@ def run_json(run: RunRecord, dry_run: bool = False) -> dict[str, Any]:
         "steps": [{"step": s, "loss": _number(loss)} for s, loss in run.steps],
         "eval_step": run.eval_step,
         "metrics": dict(run.metrics),
+        "total_steps": run.total_steps,
+        "phases": [{"kind": p.kind, "step": p.step, "what": p.what, "metrics": dict(p.metrics)}
+                   for p in run.phases],
+        "covered": covered_text(run),
     }
+
+
+def covered_text(run: RunRecord) -> str:
+    """What ``run`` covered, in words (issue 52: a clean verdict says what it is about):
+    ``32 of 32 training steps; 2 evaluations (steps 16, 32; the last after the final
+    step: held_out_accuracy 1); saved (torch.save)``; ``""`` for a run that took no step
+    and reached nothing."""
+    steps = len(run.steps)
+    parts = []
+    if steps or run.total_steps:
+        of = f" of {run.total_steps}" if run.total_steps else ""
+        parts.append(f"{steps}{of} training steps")
+    evals = [p for p in run.phases if p.kind == "evaluate"]
+    if evals:
+        at = ", ".join(str(p.step) for p in evals[:6]) + (", ..." if len(evals) > 6 else "")
+        final = evals[-1].step >= steps > 0 and not any(
+            p.step > evals[-1].step for p in run.phases)
+        scored = next((p.metrics for p in reversed(evals) if p.metrics), {})
+        shown = ", ".join(f"{k} {v:.4g}" for k, v in scored.items() if k != "held_out_rows")
+        tail = "; the last after the final step" if final else ""
+        parts.append(f"{plural(len(evals), 'evaluation')} (step{'s' if len(evals) > 1 else ''} "
+                     f"{at}{tail}{': ' + shown if shown else ''})")
+    elif steps:
+        parts.append("no evaluation")
+    for kind, word in (("save", "saved"), ("reload", "reloaded"), ("predict", "predicted")):
+        whats = list(dict.fromkeys(p.what for p in run.phases if p.kind == kind))
+        if whats:
+            parts.append(f"{word} ({', '.join(whats)})")
+    return "; ".join(parts)
 
 
 def run_chance(run: RunRecord) -> float | None:
@@ -295,6 +328,9 @@ def html_report(result: SessionResult, merge: MergeAdvice | None = None) -> str:
         out += [f"<tr><td>{e(k)}</td><td>{v:.4g}</td></tr>"
                 for k, v in verifying.metrics.items()]
         out.append("</table>")
+    if result.runs and covered_text(result.runs[-1]):
+        out.append(f"<p id='covered'>What the last run (run {result.runs[-1].n}) covered: "
+                   f"{e(covered_text(result.runs[-1]))}</p>")
     png = loss_png(result)
     if png:
         data = base64.b64encode(png).decode("ascii")
@@ -394,6 +430,9 @@ def markdown_report(result: SessionResult, png_name: str = "",
     if verifying is not None and metrics_text(verifying.metrics):
         out += ["", f"Evaluation of the verifying run (run {verifying.n}): "
                     f"{metrics_text(verifying.metrics)}"]
+    if result.runs and covered_text(result.runs[-1]):
+        out += ["", f"What the last run (run {result.runs[-1].n}) covered: "
+                    f"{covered_text(result.runs[-1])}"]
     if png_name:
         out += ["", f"![loss per training run]({png_name})"]
     out += ["", "| run | outcome | category | evidence | steps | seconds | loss | fixes |",

@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from autofix.reports.formats import (
+    covered_text,
     metrics_text,
     sparkline,
     status_label,
@@ -272,6 +273,9 @@ def print_summary(console: Console, result: SessionResult, repo_dir: str = "",
         at = f", step {verifying.eval_step}" if verifying.eval_step else ""
         console.print(f"  evaluation (run {verifying.n}{at}): "
                       f"{escape(metrics_text(verifying.metrics))}")
+    if result.runs and covered_text(result.runs[-1]):
+        console.print(f"  covered (run {result.runs[-1].n}): "
+                      f"{escape(covered_text(result.runs[-1]))}")
     prefix = f"git -C {repo_dir} " if repo_dir else "git "
     if result.dry_run:
         for fix in result.fixes:

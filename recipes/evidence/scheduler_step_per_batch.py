@@ -11,9 +11,9 @@ makes sense per epoch is never judged so.
 
 The fix moves ``scheduler.step()`` into the batch loop, right after the optimizer's
 ``step()`` (under its condition when the step has one: gradient accumulation). The
-statement is the scheduler's ``step()`` that follows a training loop in the same block
-(the epoch's batch loop); declines when there is none, or the loop has no optimizer step
-statement to follow.
+statement is the scheduler's ``step()`` beside a training loop in the same block (after
+the epoch's batch loop, or before it); declines when there is none, or the loop has no
+optimizer step statement to follow.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
+from autofix.categories.catalogue.evidence import schedule_text
 from autofix.toolkit import Example, NotApplicable, code
 from autofix.toolkit.scope import PlannedEdits
 
@@ -58,6 +59,16 @@ class SchedulerStepPerBatch(PlannedEdits):
                           "    print(epoch)\n",
             run_facts=schedule_facts(8, sized="steps", stepped="epoch"),
         ),
+        Example(  # stepped once before a single pass over the data
+            before="scheduler = get_linear_schedule_with_warmup(optimizer, 3, len(loader))\n"
+                   "scheduler.step()\nfor batch in loader:\n"
+                   "    model(**batch).loss.backward()\n    optimizer.step()\n"
+                   "    optimizer.zero_grad()\n",
+            after="scheduler = get_linear_schedule_with_warmup(optimizer, 3, len(loader))\n"
+                  "for batch in loader:\n    model(**batch).loss.backward()\n"
+                  "    optimizer.step()\n    scheduler.step()\n    optimizer.zero_grad()\n",
+            run_facts=schedule_facts(2, sized="steps", stepped="epoch"),
+        ),
         Example(  # the run judged the per-epoch schedule right: not this recipe's fault
             before=_HEAD + "        optimizer.step()\n    scheduler.step()\n"
                            "    print(epoch)\n",
@@ -84,7 +95,8 @@ class SchedulerStepPerBatch(PlannedEdits):
                 if name is None or not is_scheduler(tree, name) or \
                         (lines and self.program.line(stmt) not in lines):
                     continue
-                loop = next((s for s in reversed(body[:i]) if isinstance(s, (cst.For, cst.While))
+                loop = next((s for s in (*reversed(body[:i]), *body[i + 1:])
+                             if isinstance(s, (cst.For, cst.While))
                              and trains_at(self.program, s.body)), None)
                 step = self._optimizer_step(tree, loop) if loop is not None else None
                 if step is None:
@@ -92,8 +104,9 @@ class SchedulerStepPerBatch(PlannedEdits):
                 assert isinstance(stmt, cst.SimpleStatementLine)
                 move_statement(self, stmt, step,
                                f"{code(stmt).strip()} moved into the batch loop, after "
-                               f"{code(step).strip()}: its schedule counts optimizer steps, "
-                               "and stepped once per epoch it stayed at its first value")
+                               f"{code(step).strip()}: {schedule_text(entries[0])} counts "
+                               "optimizer steps; stepped once per epoch its first epoch ran "
+                               f"at {entries[0].get('first_epoch', 0):.3g} x its peak rate")
         if not self.plan:
             raise NotApplicable(self.nothing_to_do)
 

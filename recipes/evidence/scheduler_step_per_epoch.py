@@ -24,6 +24,7 @@ from typing import Any
 
 import libcst as cst
 
+from autofix.categories.catalogue.evidence import schedule_text
 from autofix.toolkit import Example, NotApplicable, code
 from autofix.toolkit.scope import PlannedEdits
 
@@ -88,11 +89,11 @@ class SchedulerStepPerEpoch(PlannedEdits):
                    and e.get("stepped") == "batch" and isinstance(e.get("site"), dict)]
         if not entries:
             raise NotApplicable("the run shows no schedule counted in epochs stepped per batch")
-        places = [e["site"] for e in entries if in_file(self, e["site"])]
-        if not places:
+        mine = [e for e in entries if in_file(self, e["site"])]
+        if not mine:
             raise NotApplicable("the scheduler is stepped in another file")
-        for place in places:
-            stmt = statement_at(self, int(place.get("line") or 0), "step")
+        for entry in mine:
+            stmt = statement_at(self, int(entry["site"].get("line") or 0), "step")
             name = receiver(stmt, "step") if stmt is not None else None
             if stmt is None or name is None or not is_scheduler(tree, name):
                 continue
@@ -101,8 +102,10 @@ class SchedulerStepPerEpoch(PlannedEdits):
                 continue
             move_statement(self, stmt, loop,
                            f"{code(stmt).strip()} moved after the batch loop "
-                           f"({code(loop).splitlines()[0].strip()}): its schedule counts "
-                           "epochs, and stepped per batch its rate collapsed within the "
-                           "first epoch")
+                           f"({code(loop).splitlines()[0].strip()}): {schedule_text(entry)} "
+                           "counts epochs; stepped after every optimizer step its rate fell "
+                           f"under 1/100 of its peak at call {entry.get('collapse_step')}, "
+                           f"within the first of {entry.get('epochs')} epochs of "
+                           f"{entry.get('per_epoch')} steps")
         if not self.plan:
             raise NotApplicable(self.nothing_to_do)

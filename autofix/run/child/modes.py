@@ -25,11 +25,12 @@ in both modes, so it gives no finding):
   accumulation, a loss computed later, a frozen part inside the model are all
   backpropagated). An output that requires no grad (a frozen model) is never judged.
 
-Forwards not trained on (eval mode, or gradients off) are the hand loop's evaluations for
-:mod:`phases`. The counts and the sites (file relative to the repository, line, the
-function, the model's class, its first varying layer, forwards, ``no_grad``) go into the
-``train_facts`` event (:func:`facts`). A watched call costs a depth counter per module
-call and one stack walk per outermost call.
+Forwards not trained on (eval mode, or gradients off) of a model that forwards were trained
+on (not a teacher's) are the hand loop's evaluations for :mod:`phases`. The counts and the
+sites (file relative to the repository, line, the function, the model's class, its first
+varying layer, forwards, ``no_grad``) go into the ``train_facts`` event (:func:`facts`).
+A watched call costs a depth counter per module call and one stack walk per outermost
+call.
 
 Standard library only; torch is patched when it is imported (``probes.HOOKS``).
 """
@@ -75,6 +76,7 @@ class Modes:
     #: site key -> {file, line, function, model, layer, forwards, backpropagated, no_grad}
     watched: dict[tuple[Any, ...], dict[str, Any]] = {}
     varying: dict[int, str] = {}  # id(model) -> its first varying layer's class ("": none)
+    trained: set[int] = set()  # ids of the models a forward was trained on (not a teacher)
 
 
 def relative(path: str) -> str:
@@ -161,33 +163,33 @@ def after_forward(module: Any, args: Any, *rest: Any) -> None:
 
 def _judge(root: dict[str, Any], kwargs: dict[str, Any], output: Any) -> None:
     model, caller = root["model"], root["caller"]
-    trained = root["training"] and root["grad"]
-    if not trained:
+    if root["training"] and root["grad"]:
+        tensors = [t for t in _tensors(output) if getattr(t, "requires_grad", False)]
+        if not tensors:
+            return  # a frozen model: its output cannot be trained on
+        Modes.trained.add(id(model))
+        layer = varies(model)
+        site = _watch(_site(caller), caller, model, layer, no_grad=False) if layer else None
+        if site is None or site["backpropagated"]:
+            return
+
+        def backpropagated(grad: Any, _site: dict[str, Any] = site) -> None:
+            _site["backpropagated"] += 1
+
+        for tensor in tensors[:MAX_OUTPUTS]:
+            tensor.register_hook(backpropagated)
+        return
+    if id(model) in Modes.trained:  # the trained model, not a teacher: an evaluation
         phases.eval_forward(model, kwargs, output)
     if not root["training"]:
         if not root["grad"]:
             Modes.eval_calls += 1
         return
     layer = varies(model)
-    if not layer:
-        return
-    if not root["grad"]:
+    if layer:
         Modes.train_calls += 1
         _watch((caller.f_code.co_filename, caller.f_lineno, "no_grad"), caller, model,
                layer, no_grad=True)
-        return
-    tensors = [t for t in _tensors(output) if getattr(t, "requires_grad", False)]
-    if not tensors:
-        return  # a frozen model: its output cannot be trained on
-    site = _watch(_site(caller), caller, model, layer, no_grad=False)
-    if site is None or site["backpropagated"]:
-        return
-
-    def backpropagated(grad: Any, _site: dict[str, Any] = site) -> None:
-        _site["backpropagated"] += 1
-
-    for tensor in tensors[:MAX_OUTPUTS]:
-        tensor.register_hook(backpropagated)
 
 
 def _watch(key: tuple[Any, ...], caller: Any, model: Any, layer: str, no_grad: bool
@@ -235,5 +237,9 @@ def facts() -> dict[str, Any]:
     never trained on (``no_grad``, or never reached by a ``backward()``)."""
     sites = [dict(s) for s in Modes.watched.values()
              if s["no_grad"] or not s["backpropagated"]][:MAX_SITES]
+    for site in sites:  # an evaluation too, for what the run covered
+        if not site["no_grad"]:
+            phases.note(phases.EVALUATE, f"{site['model']} forwards in training mode not "
+                                         "trained on", step=site["after_step"])
     return {"no_grad_train_calls": Modes.train_calls, "no_grad_eval_calls": Modes.eval_calls,
             "train_mode_evals": sites}
