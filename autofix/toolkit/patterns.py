@@ -151,11 +151,18 @@ ENV_GET = r"os\.(environ\.get|getenv)"
 JSON_DUMP = r"json\.dumps?"
 #: Anything of numpy (its functions return numpy scalars and arrays).
 NUMPY_ANY = r"numpy\..*"
+#: ``np.argmax``.
+NUMPY_ARGMAX = r"numpy\.argmax"
+#: ``torch.argmax``.
+TORCH_ARGMAX = r"torch\.argmax"
 #: numpy functions that take ``dtype=`` and make a new array.
 NUMPY_MAKERS = (r"numpy\.(zeros|ones|empty|full|array|asarray|arange|zeros_like|ones_like|"
                 r"full_like|empty_like|stack|concatenate|vstack|hstack|linspace|eye)")
 #: numpy's random draws: float64, no ``dtype=`` (cast with ``.astype``).
 NUMPY_DRAWS = r"numpy\.random\.\w+"
+#: A numpy random generator (``np.random.default_rng(0)``, ``RandomState``): its draws
+#: are float64.
+NUMPY_GENERATOR = r"numpy\.random\.(default_rng|RandomState|Generator)"
 #: ``np.expand_dims``.
 NUMPY_EXPAND_DIMS = r"numpy\.expand_dims"
 #: numpy functions whose first argument is the data they convert or join.

@@ -32,9 +32,6 @@ from autofix.toolkit.scope import PlannedEdits, replace_with
 from autofix.toolkit.values import UNKNOWN, CallOwner, Values
 from autofix.types import ExceptionInfo
 
-#: ``torch.nn.Sequential``, whose positional arguments are its numbered children.
-SEQUENTIAL = r"torch\.nn(\.modules\.container)?\.Sequential"
-
 
 def _failure(built: int, given: int, out: int = 3, path: str = "head",
              owner: str = "__main__.Classifier", encoders: tuple[tuple[str, int, str], ...]
@@ -173,7 +170,7 @@ class LayerInFeatures(PlannedEdits):
             found: list[cst.Call] = []
             above = layer.root if "." not in parent else ""
             for seq in self._built_at(parent, layer, above):
-                if not self.is_qualified(seq.func, SEQUENTIAL) or \
+                if not self.is_qualified(seq.func, patterns.SEQUENTIAL) or \
                         any(a.star or a.keyword is not None for a in seq.args):
                     continue
                 if int(leaf) < len(seq.args):

@@ -22,14 +22,12 @@ from typing import Any
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit import Example, NotApplicable, code, find, keyword
+from autofix.toolkit import Example, NotApplicable, code, find, keyword, patterns
 from autofix.toolkit.scope import PlannedEdits, append_kw, replace_with
 
 from ._sites import calls_at, in_file, is_method, sites
 
 KIND = "metric-on-flat-argmax"
-NUMPY_ARGMAX = r"numpy\.argmax"
-TORCH_ARGMAX = r"torch\.argmax"
 
 
 def _facts(line: int, form: str, dim: Any = None) -> dict[str, Any]:
@@ -106,14 +104,15 @@ class ArgmaxLastAxis(PlannedEdits):
 
     def _is_argmax(self, call: cst.Call) -> bool:
         func = call.func
-        return self.is_qualified(func, NUMPY_ARGMAX) or self.is_qualified(func, TORCH_ARGMAX) \
+        return self.is_qualified(func, patterns.NUMPY_ARGMAX) or \
+            self.is_qualified(func, patterns.TORCH_ARGMAX) \
             or is_method(self, func, "argmax")
 
     def _last_axis(self, call: cst.Call, numpy: bool) -> None:
         """The call's dimension set to -1 when it is missing or 0 (named ``axis`` on
         numpy arrays: ``numpy``)."""
         function = not is_method(self, call.func, "argmax")
-        numpy = numpy or self.is_qualified(call.func, NUMPY_ARGMAX)
+        numpy = numpy or self.is_qualified(call.func, patterns.NUMPY_ARGMAX)
         named = keyword(call, "axis") or keyword(call, "dim")
         position = 1 if function else 0
         given = [a for a in call.args if a.keyword is None]
