@@ -129,3 +129,12 @@ def test_step_tail_reports_rank_0_only(tmp_path: Path) -> None:
         fh.write('ep", "rank": 0, "step": 3, "loss": 0.5}\n')
     tail.poll()
     assert seen[-1] == (3, 0.5)
+
+
+def test_the_version_check_imports_nothing_of_the_folder_autofix_runs_in(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `python -c` puts its folder first on sys.path: a json.py there would run outside
+    # any sandbox, before the first run
+    (tmp_path / "json.py").write_text("raise SystemExit('the folder was imported')\n")
+    monkeypatch.chdir(tmp_path)
+    assert target_versions(sys.executable)["python"].count(".") == 2

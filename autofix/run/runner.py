@@ -128,10 +128,14 @@ def target_versions(python: str) -> dict[str, str]:
 
     Returns e.g. ``{"python": "3.11.7", "transformers": "5.24.0", ...}``.
     Raises :class:`AutofixError` (one line, no hint) when ``python`` cannot be started, is
-    not a Python interpreter (``/bin/ls``), or fails.
+    not a Python interpreter (``/bin/ls``), or fails. Run from an empty folder, so no file
+    of the folder autofix runs in is imported by it.
     """
-    try:
-        done = contained_run([python, "-c", _VERSIONS_SNIPPET], timeout=60)
+    try:  # from an empty folder: `python -c` puts its folder first on sys.path, and a
+        # json.py or torch.py in the user's folder must not run outside the sandbox
+        with tempfile.TemporaryDirectory(prefix="autofix-versions-") as empty:
+            done = contained_run([python, "-c", _VERSIONS_SNIPPET], timeout=60,
+                                 cwd=Path(empty))
     except OSError as exc:
         raise AutofixError(f"--python {python} cannot be run: "
                            f"{exc.strerror or exc}") from exc
