@@ -1,8 +1,10 @@
 """Edits that keep the file's own style (applied to every recipe's output).
 
-* Import order: LibCST's ``AddImportsVisitor`` puts a new name in front of an existing
-  ``from m import a, b`` line, and a recipe that swaps one name for another leaves the new
-  one where the old one stood; when the line was sorted (plainly, or isort's default
+* Import order: a new import statement goes into its isort section, and a ``from`` line
+  grown past the line length is wrapped as isort wraps it (:mod:`autofix.toolkit.imports`);
+  LibCST's ``AddImportsVisitor`` puts a new name in front of an existing ``from m import
+  a, b`` line, and a recipe that swaps one name for another leaves the new one where the
+  old one stood; when the line was sorted (plainly, or isort's default
   constants/classes/functions order) the names are sorted again, otherwise an added name
   goes last and a swapped one keeps its place.
 * Line length: a call an edit grew past the file's limit (88, black's and ruff's default,
@@ -23,6 +25,8 @@ from typing import Any
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
+
+from autofix.toolkit.imports import place_new_imports, wrap_long_from_imports
 
 #: black's and ruff's default line length, used when the file has no longer line.
 DEFAULT_LINE_LENGTH = 88
@@ -289,7 +293,9 @@ def keep_style(before: str, after: str) -> str:
         old, new = cst.parse_module(before), cst.parse_module(after)
     except cst.ParserSyntaxError:
         return after
+    new = place_new_imports(old, new)
     new = keep_import_order(old, new)
+    new = wrap_long_from_imports(before, new, line_limit(before))
     new = realign_calls(before, new)
     new = wrap_long_calls(before, new)
     return new.code

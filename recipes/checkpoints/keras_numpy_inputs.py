@@ -36,8 +36,8 @@ class KerasNumpyInputs(PlannedEdits):
                 "model.fit(dict(enc), df['label'].tolist(), epochs=1)\n"
             ),
             after=(
-                "from transformers import AutoTokenizer\n"
                 "import numpy as np\n"
+                "from transformers import AutoTokenizer\n"
                 "\n"
                 "tokenizer = AutoTokenizer.from_pretrained(ckpt)\n"
                 "enc = tokenizer(texts, truncation=True, padding=True, return_tensors=\"np\")\n"

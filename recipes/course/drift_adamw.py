@@ -23,8 +23,8 @@ class AdamWFromTorch(Recipe):
         Example(
             before=("from transformers import AdamW, get_scheduler\n"
                     "optimizer = AdamW(model.parameters(), lr=5e-5, correct_bias=True)\n"),
-            after=("from transformers import get_scheduler\n"
-                   "from torch.optim import AdamW\n"
+            after=("from torch.optim import AdamW\n"
+                   "from transformers import get_scheduler\n"
                    "\n"
                    "optimizer = AdamW(model.parameters(), lr=5e-5)\n"),
             evidence="ImportError: cannot import name 'AdamW' from 'transformers'",

@@ -25,8 +25,8 @@ class LoadMetricFromEvaluate(Recipe):
         Example(
             before=("from datasets import load_dataset, load_metric\n"
                     "metric = load_metric('glue', 'mrpc')\n"),
-            after=("from datasets import load_dataset\n"
-                   "import evaluate\n"
+            after=("import evaluate\n"
+                   "from datasets import load_dataset\n"
                    "\n"
                    "metric = evaluate.load('glue', 'mrpc')\n"),
             evidence="ImportError: cannot import name 'load_metric' from 'datasets'",

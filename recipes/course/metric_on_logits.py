@@ -13,8 +13,10 @@ argmax goes where the logits last change before the metric reads them:
 - ``preds = np.squeeze(preds) if is_regression else preds``: the branch that passes the
   logits through becomes ``np.argmax(preds, axis=-1)``; the regression branch is kept;
 - ``predictions = logits`` (an alias read by the metric): ``np.argmax(logits, axis=-1)``;
-- otherwise ``logits = np.argmax(logits, axis=-1)`` right after the last statement that
-  changes the logits (after ``run_ner.py``'s ``np.hstack`` of batches, for instance).
+- otherwise ``preds = np.argmax(logits, axis=-1)`` right after the last statement that
+  changes the logits (after ``run_ner.py``'s ``np.hstack`` of batches, for instance), and
+  the lines after it read ``preds``: class ids get a name of their own, one the function
+  does not use (``preds``, else ``class_ids``), never the name of the logits.
 """
 
 from __future__ import annotations
@@ -24,7 +26,11 @@ import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor
 
 from autofix.toolkit import Example, code, find, insert, keyword
-from autofix.toolkit.scope import PlannedEdits, replace_with
+from autofix.toolkit.scope import PlannedEdits, fresh_name, replace_with
+
+#: The names class ids get, the first the function does not use (the course writes
+#: ``preds``; a function whose logits are ``preds`` gets ``class_ids``).
+CLASS_ID_NAMES = ("preds", "class_ids")
 
 
 def _assigned(stmt: cst.BaseStatement, name: str) -> bool:
@@ -68,13 +74,13 @@ class ArgmaxPredictions(PlannedEdits):
                 "trainer = Trainer(model, args, compute_metrics=compute_metrics)\n"
             ),
             after=(
-                "from transformers import Trainer\n"
                 "import numpy as np\n"
+                "from transformers import Trainer\n"
                 "\n"
                 "def compute_metrics(eval_pred):\n"
                 "    logits, labels = eval_pred  # unpack\n"
-                "    logits = np.argmax(logits, axis=-1)\n"
-                "    return {'accuracy': (logits == labels).mean()}\n"
+                "    preds = np.argmax(logits, axis=-1)\n"
+                "    return {'accuracy': (preds == labels).mean()}\n"
                 "\n"
                 "trainer = Trainer(model, args, compute_metrics=compute_metrics)\n"
             ),
@@ -144,10 +150,57 @@ class ArgmaxPredictions(PlannedEdits):
                 "    if not concat:\n"
                 "        predictions = np.hstack(predictions)\n"
                 "        labels = np.hstack(labels)\n"
-                "    predictions = np.argmax(predictions, axis=-1)\n"
+                "    preds = np.argmax(predictions, axis=-1)\n"
                 "\n"
-                "    true_predictions = [[names[i] for i in row] for row in predictions]\n"
+                "    true_predictions = [[names[i] for i in row] for row in preds]\n"
                 "    return metric.compute(predictions=true_predictions, references=labels)\n"
+                "Trainer(model, args, compute_metrics=compute_metrics)\n"
+            ),
+        ),
+        Example(  # the logits are named preds: the class ids get another name
+            before=(
+                "from transformers import Trainer\n"
+                "\n"
+                "def compute_metrics(p):\n"
+                "    preds, labels = p\n"
+                "    acc = (preds == labels).mean()\n"
+                "    return {'accuracy': acc, 'shape': preds.shape}\n"
+                "\n"
+                "Trainer(model, args, compute_metrics=compute_metrics)\n"
+            ),
+            after=(
+                "import numpy as np\n"
+                "from transformers import Trainer\n"
+                "\n"
+                "def compute_metrics(p):\n"
+                "    preds, labels = p\n"
+                "    class_ids = np.argmax(preds, axis=-1)\n"
+                "    acc = (class_ids == labels).mean()\n"
+                "    return {'accuracy': acc, 'shape': class_ids.shape}\n"
+                "\n"
+                "Trainer(model, args, compute_metrics=compute_metrics)\n"
+            ),
+        ),
+        Example(  # the logits' name is bound again later: that name is rebound
+            before=(
+                "import numpy as np\n"
+                "from transformers import Trainer\n"
+                "def compute_metrics(p):\n"
+                "    logits, labels = p\n"
+                "    acc = accuracy.compute(predictions=logits, references=labels)\n"
+                "    logits = None\n"
+                "    return acc\n"
+                "Trainer(model, args, compute_metrics=compute_metrics)\n"
+            ),
+            after=(
+                "import numpy as np\n"
+                "from transformers import Trainer\n"
+                "def compute_metrics(p):\n"
+                "    logits, labels = p\n"
+                "    logits = np.argmax(logits, axis=-1)\n"
+                "    acc = accuracy.compute(predictions=logits, references=labels)\n"
+                "    logits = None\n"
+                "    return acc\n"
                 "Trainer(model, args, compute_metrics=compute_metrics)\n"
             ),
         ),
@@ -264,8 +317,21 @@ class ArgmaxPredictions(PlannedEdits):
 
     def _insert_after(self, func: cst.FunctionDef, body: list[cst.BaseStatement], index: int,
                       name: str) -> None:
+        """``preds = np.argmax(logits, axis=-1)`` after ``body[index]``, and ``preds`` read
+        where the later lines read ``logits``: class ids get a name of their own (one the
+        function does not use anywhere: :data:`CLASS_ID_NAMES`, else :func:`fresh_name`),
+        unless a later line binds
+        ``logits`` again (then ``logits`` itself is rebound, so each line reads what it
+        read before)."""
         self._numpy(body[index])
-        line = f"{name} = np.argmax({name}, axis=-1)"
+        later = body[index + 1:]
+        reads = [] if any(_assigned(stmt, name) for stmt in later) else \
+            [n for stmt in later for n in self._reads_of(stmt, name, body[index])]
+        taken = [*self.program.visible_names(body[index]),
+                 *(cst.ensure_type(n, cst.Name).value for n in m.findall(func, m.Name()))]
+        new = next((n for n in CLASS_ID_NAMES if n not in taken),
+                   fresh_name(CLASS_ID_NAMES[0], taken)) if reads else name
+        line = f"{new} = np.argmax({name}, axis=-1)"
 
         def edit(node: cst.CSTNode) -> cst.CSTNode:
             block = cst.ensure_type(node, cst.IndentedBlock)
@@ -274,4 +340,23 @@ class ArgmaxPredictions(PlannedEdits):
             return block.with_changes(body=stmts)
 
         self.plan_edit(func.body, edit, f"{line} in {func.name.value}")
+        for read in reads:
+            self.plan_edit(read, replace_with(cst.Name(new)),
+                           f"{new} read at line {self.program.line(read)}")
+
+    def _reads_of(self, stmt: cst.BaseStatement, name: str, bound: cst.CSTNode
+                  ) -> list[cst.Name]:
+        """The reads of ``name`` in ``stmt`` that see the local variable of the function
+        holding ``bound`` (LibCST's scope accesses: never an attribute, a keyword, or a
+        name a comprehension binds of its own)."""
+        local = self.program.scope(bound)
+        found = []
+        for node in m.findall(stmt, m.Name(name)):
+            scope = self.program.scope(node)
+            if scope is None or not isinstance(node, cst.Name):
+                continue
+            if any(access.node is node and any(ref.scope is local for ref in access.referents)
+                   for access in scope.accesses[name]):
+                found.append(node)
+        return found
 

@@ -67,8 +67,8 @@ class ArgmaxAtMetricCall(PlannedEdits):
         Example(
             before=_BEFORE,
             after=(
-                "from sklearn.metrics import accuracy_score\n"
                 "import numpy as np\n"
+                "from sklearn.metrics import accuracy_score\n"
                 "\n"
                 "predictions = np.concatenate(all_predictions)\n"
                 "print('accuracy:', accuracy_score(references, np.argmax(predictions, "
@@ -97,9 +97,9 @@ class ArgmaxAtMetricCall(PlannedEdits):
                 " average='macro'))\n"
             ),
             after=(
+                "import numpy as np\n"
                 "import torch\n"
                 "from sklearn.metrics import f1_score\n"
-                "import numpy as np\n"
                 "\n"
                 "print(\n"
                 "    f1_score(torch.cat(gold).numpy(), np.argmax(torch.cat(scores).numpy(), "

@@ -66,9 +66,13 @@ class PadWithTokenizer(PlannedEdits):
                 "tok = AT.from_pretrained(ckpt)\n"
                 "Trainer(model, args, data_collator=default_data_collator, processing_class=tok)\n"
             ),
-            after=(
-                "from transformers import AutoTokenizer as AT, DataCollatorWithPadding, Trainer,"
-                " default_data_collator\n"
+            after=(  # the grown import line wrapped as isort wraps it
+                "from transformers import (\n"
+                "    AutoTokenizer as AT,\n"
+                "    DataCollatorWithPadding,\n"
+                "    Trainer,\n"
+                "    default_data_collator,\n"
+                ")\n"
                 "tok = AT.from_pretrained(ckpt)\n"
                 "Trainer(model, args, data_collator=DataCollatorWithPadding(tok),"
                 " processing_class=tok)\n"

@@ -76,8 +76,8 @@ class ClipGradNorm(Recipe):
                 "        optimizer.step()\n"
             ),
             after=(
-                "from torch.optim import AdamW\n"
                 "import torch\n"
+                "from torch.optim import AdamW\n"
                 "\n"
                 "def train(params):\n"
                 "    optimizer = AdamW(params, lr=1e-3)\n"

@@ -35,8 +35,8 @@ class DatasetFromPandas(Recipe):
                 "trainer = Trainer(model=model, args=args, train_dataset=df)\n"
             ),
             after=('import pandas as pd\n'
-                   'from transformers import Trainer\n'
                    'from datasets import Dataset\n'
+                   'from transformers import Trainer\n'
                    '\n'
                    'df = pd.read_csv(path)\n'
                    'trainer = Trainer(\n'

@@ -41,9 +41,12 @@ class TokenClassificationCollator(PlannedEdits):
                 "model = AutoModelForTokenClassification.from_pretrained(ckpt, num_labels=9)\n"
                 "collator = DataCollatorWithPadding(tokenizer)\n"
             ),
-            after=(  # the import line keeps its (sorted) order
-                "from transformers import AutoModelForTokenClassification, "
-                "DataCollatorForTokenClassification, DataCollatorWithPadding\n"
+            after=(  # the import line keeps its (sorted) order, wrapped as isort wraps it
+                "from transformers import (\n"
+                "    AutoModelForTokenClassification,\n"
+                "    DataCollatorForTokenClassification,\n"
+                "    DataCollatorWithPadding,\n"
+                ")\n"
                 "model = AutoModelForTokenClassification.from_pretrained(ckpt, num_labels=9)\n"
                 "collator = DataCollatorForTokenClassification(tokenizer)\n"),
         ),
@@ -81,8 +84,12 @@ class TokenClassificationCollator(PlannedEdits):
                 "trainer = Trainer(model=model, train_dataset=train_ds, processing_class=tok)\n"
             ),
             after=(
-                "from transformers import AutoModelForTokenClassification, AutoTokenizer, "
-                "DataCollatorForTokenClassification, Trainer\n"
+                "from transformers import (\n"
+                "    AutoModelForTokenClassification,\n"
+                "    AutoTokenizer,\n"
+                "    DataCollatorForTokenClassification,\n"
+                "    Trainer,\n"
+                ")\n"
                 "tok = AutoTokenizer.from_pretrained(ckpt)\n"
                 "model = AutoModelForTokenClassification.from_pretrained(ckpt, num_labels=9)\n"
                 "trainer = Trainer(\n"

@@ -85,8 +85,8 @@ class LowerLearningRate(PlannedEdits):
                 'model.compile(optimizer="adam")\n'
             ),
             after=(
-                "from transformers import TFAutoModelForSequenceClassification\n"
                 "from tf_keras.optimizers import Adam\n"
+                "from transformers import TFAutoModelForSequenceClassification\n"
                 "\n"
                 "model = TFAutoModelForSequenceClassification.from_pretrained(ckpt)\n"
                 "model.compile(optimizer=Adam(learning_rate=5e-5))\n"
