@@ -16,6 +16,7 @@ from libcst.metadata import PositionProvider
 
 from autofix.toolkit import Example, code, patterns, remove_keyword
 from autofix.toolkit.scope import PlannedEdits, replace_with, string_value
+from autofix.toolkit.values import Values
 
 
 class KerasSavePretrained(PlannedEdits):
@@ -53,6 +54,7 @@ class KerasSavePretrained(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         line = self.rc.diagnosis.line
         for call in self.program.calls:
             func = call.func
@@ -62,7 +64,7 @@ class KerasSavePretrained(PlannedEdits):
             if line and not position.start.line <= line <= position.end.line:
                 continue
             if not any(isinstance(v, cst.Call) and self.is_qualified(v.func, patterns.TF_MODEL_ANY)
-                       for v in self.program.values(func.value)):
+                       for v in self.values.origins(func.value)):
                 self.reason = f"{code(func.value)} is not a Hugging Face TF model"
                 continue
             for literal in m.findall(call, m.SimpleString()):

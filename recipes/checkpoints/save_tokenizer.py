@@ -23,6 +23,7 @@ import libcst.matchers as m
 
 from autofix.toolkit import Example, argument, code, insert, patterns
 from autofix.toolkit.scope import PlannedEdits
+from autofix.toolkit.values import Values
 
 
 class SaveTokenizer(PlannedEdits):
@@ -146,6 +147,7 @@ class SaveTokenizer(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         program = self.program
         loads = [c.args[0].value for c in program.calls if c.args
                  and c.args[0].keyword is None
@@ -187,7 +189,7 @@ class SaveTokenizer(PlannedEdits):
         for call in program.calls:
             if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "save_model"):
                 continue
-            trainers = [v for v in program.values(call.func.value)
+            trainers = [v for v in self.values.origins(call.func.value)
                         if isinstance(v, cst.Call) and program.is_trainer_call(v)]
             if not trainers or any(self._saves_a_tokenizer(t) for t in trainers):
                 continue
@@ -209,7 +211,7 @@ class SaveTokenizer(PlannedEdits):
                     and not m.matches(arg.value, m.Name("None")):
                 return True
             if keyword == "data_collator":
-                for value in self.program.values(arg.value):
+                for value in self.values.origins(arg.value):
                     if isinstance(value, cst.Call) and any(
                             self.program.is_tokenizer(a.value) for a in value.args):
                         return True
@@ -221,7 +223,7 @@ class SaveTokenizer(PlannedEdits):
         given = argument(trainer, "args", 1)
         if given is None:
             return None
-        for value in self.program.values(given):
+        for value in self.values.origins(given):
             if isinstance(value, cst.Call):
                 folder = argument(value, "output_dir", 0)
                 if folder is not None:
@@ -240,7 +242,7 @@ class SaveTokenizer(PlannedEdits):
         if not isinstance(expr, cst.Attribute) or depth > 3:
             return expr
         owner = self._field(expr.value, depth + 1)
-        for value in self.program.values(owner):
+        for value in self.values.origins(owner):
             if isinstance(value, cst.Call):
                 name = expr.attr.value  # only output_dir is also TrainingArguments' first
                 given = argument(value, name, 0 if name == "output_dir" else len(value.args))

@@ -26,6 +26,7 @@ from autofix.categories.failure import backward_tensor, is_float, numel, shape
 from autofix.toolkit import Example, NotApplicable, code
 from autofix.toolkit.facts import example_failure
 from autofix.toolkit.scope import PlannedEdits, replace_with
+from autofix.toolkit.values import Values
 from autofix.types import ExceptionInfo
 
 from ._backward import failing_line, the_backward, the_failure, user_fact
@@ -82,6 +83,7 @@ class ReduceLossMean(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         failure = the_failure(self)
         tensor = backward_tensor(failure)
         dims = shape(tensor)
@@ -107,7 +109,7 @@ class ReduceLossMean(PlannedEdits):
         """The name of the user's model (a module that is not a torch loss) whose call
         gives ``receiver`` its value, "" when none."""
         failure = the_failure(self)
-        for value in [receiver, *self.program.values(receiver)]:
+        for value in [receiver, *self.values.origins(receiver)]:
             while isinstance(value, (cst.Subscript, cst.Attribute)):
                 value = value.value
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):

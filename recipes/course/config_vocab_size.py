@@ -24,6 +24,7 @@ from autofix.toolkit import Example, NotApplicable, code, keyword
 from autofix.toolkit.patterns import MODEL, MODEL_CONFIG
 from autofix.toolkit.scope import PlannedEdits, append_kw, replace_with, string_value
 from autofix.toolkit.sources import CommandLine, Literal, literal_source
+from autofix.toolkit.values import Values
 from autofix.types import ExceptionInfo, FrameFacts
 
 _HEAD = ("from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification\n"
@@ -118,6 +119,7 @@ class ConfigVocabSize(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         exc = self.rc.diagnosis.failure
         failure = Failure(exc) if exc is not None else None
         facts = ids_at_embedding(failure) if failure is not None else None
@@ -145,7 +147,7 @@ class ConfigVocabSize(PlannedEdits):
             (a for a in call.args if a.keyword is None), None)
         if config is None:
             return
-        made = [v for v in self.program.values(config.value)
+        made = [v for v in self.values.origins(config.value)
                 if isinstance(v, cst.Call) and self.is_qualified(v.func, MODEL_CONFIG)]
         for place in made:
             tokenizer = next((n for n in names if self.program.resolves(n, place)), None)
@@ -170,7 +172,7 @@ class ConfigVocabSize(PlannedEdits):
         the tokenizer's size where it is defined (a literal the tokenizer already exists
         at: a constant, an ``argparse`` default), else where it is used."""
         if any(isinstance(v, cst.Call) and code(v) == f"len({tokenizer})"
-               for v in self.program.values(old)):
+               for v in self.values.origins(old)):
             self.reason = f"vocab_size is already len({tokenizer})"
             return
         found = literal_source(self.program, old, self.rc.args, "vocab_size")
@@ -198,7 +200,7 @@ class ConfigVocabSize(PlannedEdits):
         if not unpacked:
             return False
         for arg in unpacked:
-            for found in self.program.values(arg.value):
+            for found in self.values.origins(arg.value):
                 if not isinstance(found, cst.Dict):
                     continue
                 for element in found.elements:

@@ -26,6 +26,7 @@ from autofix.toolkit.scope import (
     map_receiver,
     replace_with,
 )
+from autofix.toolkit.values import Values
 
 #: Trainer's positional parameters: model, args, data_collator, train_dataset, eval_dataset.
 _POSITIONS = {3: "train_dataset", 4: "eval_dataset"}
@@ -235,6 +236,7 @@ class RawDatasetToTokenized(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         for call in self.program.calls:
             if self.is_qualified(call.func, DATALOADER):
                 dataset = self._loader_dataset(call)
@@ -282,7 +284,7 @@ class RawDatasetToTokenized(PlannedEdits):
         if not targets or any(isinstance(t, (cst.FunctionDef, cst.ClassDef, cst.Param,
                                              cst.ImportAlias)) for t in targets):
             return False
-        values = self.program.values(expr)
+        values = self.values.origins(expr)
         return bool(values) and all(library(v) for v in values)
 
     def _fix(self, name: str, expr: cst.BaseExpression, at: cst.CSTNode, depth: int,
@@ -338,7 +340,7 @@ class RawDatasetToTokenized(PlannedEdits):
 
     def _tokenized(self, base: cst.BaseExpression) -> bool:
         """Some value of ``base`` is a ``.map(...)`` result (or a transform of one)."""
-        return any(map_receiver(v) is not None for v in self.program.values(base))
+        return any(map_receiver(v) is not None for v in self.values.origins(base))
 
     def _bound_name(self, name: str, at: cst.CSTNode) -> cst.Name | None:
         """A ``Name`` node of the tree that reads the variable ``name`` bound at ``at`` (one
@@ -426,7 +428,7 @@ class RawDatasetToTokenized(PlannedEdits):
                             isinstance(v, cst.Subscript)  # ... ds = ds.map(tokenize)
                             and code(v.slice[0]) == code(expr.slice[0])
                             and program.same_value(v.value, base)
-                            for v in program.values(receiver)):
+                            for v in self.values.origins(receiver)):
                         return cst.Name(name)
         return None
 

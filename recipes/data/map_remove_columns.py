@@ -24,6 +24,7 @@ from autofix.categories.catalogue.data import map_kept_columns
 from autofix.toolkit import Example, NotApplicable, code, keyword
 from autofix.toolkit.facts import failure_of
 from autofix.toolkit.scope import PlannedEdits, append_kw
+from autofix.toolkit.values import Values
 from autofix.types import ExceptionInfo, Frame, FrameFacts
 
 
@@ -77,6 +78,7 @@ class RemoveColumnsOfRegroupingMap(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         failure = failure_of(self.rc)
         if failure is None or map_kept_columns(failure) is not True:
             raise NotApplicable("the facts at the failure show no map keeping its columns")
@@ -117,7 +119,7 @@ class RemoveColumnsOfRegroupingMap(PlannedEdits):
         other methods that return the same kind."""
         if depth > 6:
             return False
-        for value in self.program.values(expr):
+        for value in self.values.origins(expr):
             if not isinstance(value, cst.Call):
                 continue
             func = value.func

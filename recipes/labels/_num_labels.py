@@ -45,6 +45,7 @@ from autofix.toolkit.scope import (
     string_value,
 )
 from autofix.toolkit.sources import CommandLine, Source, literal_source, name_source
+from autofix.toolkit.values import Values
 from autofix.types import RecipeContext
 
 #: Names a variable holding the number of classes goes by (to pass it where it is in scope).
@@ -157,6 +158,7 @@ class HeadSize(PlannedEdits):
     # -- planning ------------------------------------------------------------------------
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         self.num_labels = self.wanted()
         self.sources: list[str] = []
         self.done: set[cst.CSTNode] = set()
@@ -185,7 +187,7 @@ class HeadSize(PlannedEdits):
             config = next((a for a in call.args if a.keyword is None), None)
         if config is None:
             return [call]
-        found = [v for v in self.program.values(config.value)
+        found = [v for v in self.values.origins(config.value)
                  if isinstance(v, cst.Call) and self.is_qualified(v.func, MODEL_CONFIG)]
         if not found:
             self.reason = (f"the model's config {code(config.value)[:60]} is not made by a "

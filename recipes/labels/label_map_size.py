@@ -16,6 +16,7 @@ import libcst as cst
 
 from autofix.toolkit import Example, NotApplicable, code, keyword, patterns
 from autofix.toolkit.scope import PlannedEdits, replace_kw, replace_with, string_value
+from autofix.toolkit.values import Values
 from autofix.types import DatasetFacts, TrainerFacts
 
 from ._num_labels import measured_num_labels
@@ -84,6 +85,7 @@ class LabelMapSize(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         count = measured_num_labels(self.rc)
         self.count = count
         for call in self.program.calls:
@@ -106,7 +108,7 @@ class LabelMapSize(PlannedEdits):
             raise NotApplicable(self.reason or self.nothing_to_do)
 
     def _literal(self, expr: cst.BaseExpression) -> cst.Dict | None:
-        values = self.program.values(expr)
+        values = self.values.origins(expr)
         dicts = [v for v in values if isinstance(v, cst.Dict)]
         return dicts[0] if len(dicts) == 1 and len(values) == 1 else None
 

@@ -24,6 +24,7 @@ from autofix.categories.failure import Failure
 from autofix.toolkit import Example, NotApplicable, code, keyword, patterns
 from autofix.toolkit.facts import failure_of
 from autofix.toolkit.scope import PlannedEdits, replace_kw, replace_with
+from autofix.toolkit.values import Values
 from autofix.types import ExceptionInfo, ProbeReport
 
 _LLAMA = {"lm": {"attention_linear": ["q_proj", "k_proj", "v_proj", "o_proj"],
@@ -111,6 +112,7 @@ class LoraTargetModules(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         failure = failure_of(self.rc) or Failure(ExceptionInfo("", ""),
                                                  probe=ProbeReport(facts=dict(self.rc.facts)))
         attention, linear = module_names(failure)
@@ -122,7 +124,7 @@ class LoraTargetModules(PlannedEdits):
             arg = keyword(call, "target_modules")
             if arg is None:
                 continue
-            sources = self.program.values(arg.value)
+            sources = self.values.origins(arg.value)
             literal = next((s for s in sources if _strings(s) is not None), None)
             if literal is None or len(sources) != 1:
                 self.reason = f"target_modules={code(arg.value)} is not a literal list"

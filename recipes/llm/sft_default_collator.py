@@ -18,6 +18,7 @@ from libcst.codemod.visitors import RemoveImportsVisitor
 
 from autofix.toolkit import Example, code, keyword, patterns, remove_keyword
 from autofix.toolkit.scope import PlannedEdits
+from autofix.toolkit.values import Values
 
 
 def _drop_collator(node: cst.CSTNode) -> cst.CSTNode:
@@ -62,13 +63,14 @@ class SftDefaultCollator(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         for call in self.program.calls:
             if not self.is_qualified(call.func, patterns.SFT_TRAINER):
                 continue
             arg = keyword(call, "data_collator")
             if arg is None:
                 continue
-            values = self.program.values(arg.value)
+            values = self.values.origins(arg.value)
             if values and all(isinstance(v, cst.Call) and self.is_qualified(
                     v.func, patterns.WITH_PADDING_COLLATOR) for v in values):
                 RemoveImportsVisitor.remove_unused_import(self.context, "transformers",

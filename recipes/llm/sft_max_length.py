@@ -23,6 +23,7 @@ import libcst as cst
 
 from autofix.toolkit import Example, NotApplicable, code, keyword, patterns
 from autofix.toolkit.scope import PlannedEdits, replace_kw, replace_with
+from autofix.toolkit.values import Values
 
 #: The new max_length is the longest measured example rounded up to a multiple of this.
 MULTIPLE = 64
@@ -94,6 +95,7 @@ class SftMaxLength(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         found = new_length(self.rc.facts)
         if isinstance(found, str):
             raise NotApplicable(found)
@@ -104,7 +106,7 @@ class SftMaxLength(PlannedEdits):
             arg = keyword(call, "max_length")
             if arg is None:
                 continue
-            sources = self.program.values(arg.value)
+            sources = self.values.origins(arg.value)
             literal = sources[0] if len(sources) == 1 else None
             if not isinstance(literal, cst.Integer) or literal.evaluated_value != old:
                 self.reason = (f"max_length={code(arg.value)} is not the literal {old} "

@@ -19,6 +19,7 @@ from autofix.categories.catalogue.llm import string_columns, text_field
 from autofix.toolkit import Example, NotApplicable, code, keyword, patterns
 from autofix.toolkit.facts import example_failure, failure_of
 from autofix.toolkit.scope import PlannedEdits, replace_with, string_value
+from autofix.toolkit.values import Values
 from autofix.types import ExceptionInfo
 
 FIELD = "dataset_text_field"
@@ -85,6 +86,7 @@ class SftTextField(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         failure = failure_of(self.rc)
         found = text_field(failure) if failure is not None else None
         if found is None:
@@ -102,7 +104,7 @@ class SftTextField(PlannedEdits):
             arg = keyword(call, FIELD)
             if arg is None:
                 continue
-            sources = self.program.values(arg.value)
+            sources = self.values.origins(arg.value)
             literal = sources[0] if len(sources) == 1 else None
             if not isinstance(literal, cst.SimpleString) or string_value(literal) != name:
                 self.reason = f"{FIELD}={code(arg.value)} is not the string {name!r}"

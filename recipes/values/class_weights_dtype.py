@@ -19,6 +19,7 @@ from autofix.categories.failure import dtype
 from autofix.toolkit import Example, NotApplicable, code, keyword, patterns
 from autofix.toolkit.facts import example_failure, failure_of
 from autofix.toolkit.scope import PlannedEdits, append_kw, replace_kw, replace_with
+from autofix.toolkit.values import Values
 from autofix.types import ExceptionInfo
 
 #: The tensor method that casts to each floating dtype.
@@ -75,6 +76,7 @@ class CastClassWeights(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         failure = failure_of(self.rc)
         found = class_weights_at_loss(failure) if failure is not None else None
         if found is None:
@@ -90,7 +92,7 @@ class CastClassWeights(PlannedEdits):
             for name in WEIGHT_ARGS:
                 arg = keyword(call, name)
                 if arg is not None:
-                    for source in self.program.values(arg.value):
+                    for source in self.values.origins(arg.value):
                         self._cast(source, target)
 
     def _cast(self, source: cst.CSTNode, target: str) -> None:

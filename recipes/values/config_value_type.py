@@ -37,6 +37,7 @@ from autofix.categories.failure import number_in
 from autofix.toolkit import Example, NotApplicable, code, insert, keyword, patterns
 from autofix.toolkit.facts import example_failure, failure_of
 from autofix.toolkit.scope import PlannedEdits, append_kw, option_dest, replace_with, string_value
+from autofix.toolkit.values import Values
 from autofix.types import ExceptionInfo
 
 #: Parameters that count (an ``int``); the other numeric ones are rates (``float``).
@@ -145,6 +146,7 @@ class ConvertNumber(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         failure = failure_of(self.rc)
         if failure is None:
             raise NotApplicable("the facts at the failure are missing")
@@ -163,7 +165,7 @@ class ConvertNumber(PlannedEdits):
             for name, kind in wanted.items():
                 arg = keyword(call, name)
                 if arg is not None:
-                    for source in self.program.values(arg.value):
+                    for source in self.values.origins(arg.value):
                         self._convert(source, arg.value, kind, name)
                 elif splat is not None and name in mistyped_settings(failure):
                     self._splatted(tree, call, splat.value, name, kind)
@@ -215,7 +217,7 @@ class ConvertNumber(PlannedEdits):
     def _parsed_args(self, holder: cst.BaseExpression) -> bool:
         """``holder`` is the namespace ``parser.parse_args(...)`` returns."""
         return any(isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute)
-                   and v.func.attr.value == "parse_args" for v in self.program.values(holder))
+                   and v.func.attr.value == "parse_args" for v in self.values.origins(holder))
 
     def _options(self) -> Iterator[cst.Call]:
         for call in self.program.calls:

@@ -17,6 +17,7 @@ from autofix.categories.failure import is_model_output
 from autofix.toolkit import Example, NotApplicable, code, patterns
 from autofix.toolkit.facts import example_failure, failure_of
 from autofix.toolkit.scope import PlannedEdits, replace_with
+from autofix.toolkit.values import Values
 from autofix.types import ExceptionInfo
 
 
@@ -65,6 +66,7 @@ class PassLogits(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         failure = failure_of(self.rc)
         frame = next(iter(failure.user_frames()), None) if failure is not None else None
         if frame is None:
@@ -87,4 +89,4 @@ class PassLogits(PlannedEdits):
             return True
         return isinstance(call.func, cst.Name) and any(
             isinstance(v, cst.Call) and self.is_qualified(v.func, patterns.LOSS_MODULE)
-            for v in self.program.values(call.func))
+            for v in self.values.origins(call.func))
