@@ -8,6 +8,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 
 from autofix.toolkit import code, keyword, patterns
 from autofix.toolkit.scope import PlannedEdits, append_kw, apply_tokenizer_plan
+from autofix.toolkit.values import Values
 
 
 class AddPaddingCollator(PlannedEdits):
@@ -41,7 +42,7 @@ class AddPaddingCollator(PlannedEdits):
                 names.append(arg.value.value)
         names += program.visible_names(call)
         for name in dict.fromkeys(names):
-            made = [v for _, v in program.assigned_values(name, call)]
+            made = [v for _, v in self.values.assignments(name, call)]
             padding = [v for v in made if isinstance(v, cst.Call)
                        and self.is_qualified(v.func, patterns.PADDING_COLLATOR)]
             if padding and all(self.accepts(v) for v in padding) \
@@ -50,6 +51,7 @@ class AddPaddingCollator(PlannedEdits):
         return None
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         for call in self.program.calls:
             if not self.is_batching_call(call):
                 continue

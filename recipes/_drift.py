@@ -22,6 +22,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from autofix.toolkit import NotApplicable, code, keyword, patterns
 from autofix.toolkit.drift import CHECKED_LIBRARIES, top_level
 from autofix.toolkit.scope import Edit, PlannedEdits, append_kw
+from autofix.toolkit.values import Values
 
 #: ``X.__init__() got an unexpected keyword argument 'k'`` (also ``__init__() ...`` and
 #: ``f() ...``): the owner, the function, the keyword.
@@ -50,9 +51,11 @@ def keyword_pairs(text: str) -> list[tuple[str, str]]:
 
 
 class TrainerDrift(PlannedEdits):
-    """A planned-edits recipe over trainer calls and the calls that build their ``args``."""
+    """A planned-edits recipe over trainer calls and the calls that build their ``args``
+    (each recipe makes its run's value service, ``self.values``, first in ``prepare``)."""
 
     abstract = True
+    values: Values
 
     def library_call(self, call: cst.Call, qualified: str, name: str) -> bool:
         """``call`` calls ``qualified`` (the check's target) or, without one, a class
@@ -87,7 +90,7 @@ class TrainerDrift(PlannedEdits):
         candidates = [given.value] if given is not None else \
             [a.value for a in call.args if a.keyword is None and not a.star]
         for expr in candidates:
-            values = self.program.values(expr)
+            values = self.values.origins(expr)
             built = [v for v in values if isinstance(v, cst.Call)
                      and self.is_qualified(v.func, patterns.ANY_TRAINING_ARGS)]
             if built and len(built) == len(values):

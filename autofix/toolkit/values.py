@@ -499,6 +499,19 @@ class Values:
         """The expressions ``expr``'s value may come from (:meth:`Program.values`)."""
         return self.program.values(expr)
 
+    def bound(self, target: cst.CSTNode) -> list[cst.CSTNode]:
+        """The expressions the name bound at ``target`` (a binding :meth:`Program.resolve`
+        gives: an assignment's target, a parameter) may hold
+        (:meth:`Program.target_values`); empty when the module shows none."""
+        return self.program.target_values(target)
+
+    def assignments(self, name: str, at: cst.CSTNode
+                    ) -> list[tuple[cst.CSTNode, cst.BaseExpression]]:
+        """``(target, value)`` of each plain ``name = value`` that binds the ``name`` read
+        at ``at`` (:meth:`Program.assigned_values`): where the script defines the variable,
+        for an edit of the value or a statement next to it."""
+        return self.program.assigned_values(name, at)
+
     def literal(self, expr: cst.BaseExpression, what: str = "the value",
                 accept: Callable[[cst.BaseExpression], bool] = is_literal
                 ) -> Literal | CommandLine | str:

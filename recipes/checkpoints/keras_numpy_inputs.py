@@ -17,6 +17,7 @@ from libcst.metadata import PositionProvider
 
 from autofix.toolkit import Example, code, keyword
 from autofix.toolkit.scope import PlannedEdits, append_kw, replace_with
+from autofix.toolkit.values import Values
 
 
 class KerasNumpyInputs(PlannedEdits):
@@ -55,6 +56,7 @@ class KerasNumpyInputs(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         line = self.rc.diagnosis.line
         program = self.program
         for call in program.calls:
@@ -71,7 +73,7 @@ class KerasNumpyInputs(PlannedEdits):
             inputs = x.value
             if m.matches(inputs, m.Call(func=m.Name("dict"), args=[m.Arg()])):
                 inputs = cst.ensure_type(inputs, cst.Call).args[0].value
-            made = [v for v in program.values(inputs) if isinstance(v, cst.Call)
+            made = [v for v in self.values.origins(inputs) if isinstance(v, cst.Call)
                     and program.is_tokenizer(v.func)]
             if not made:
                 self.reason = f"fit's inputs {code(x.value)} do not come from a tokenizer call"

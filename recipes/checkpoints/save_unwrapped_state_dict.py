@@ -18,6 +18,7 @@ import libcst.matchers as m
 
 from autofix.toolkit import Example, code, patterns
 from autofix.toolkit.scope import PlannedEdits, replace_with
+from autofix.toolkit.values import Values
 
 
 class SaveUnwrappedStateDict(PlannedEdits):
@@ -69,6 +70,7 @@ class SaveUnwrappedStateDict(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         program = self.program
         for call in program.calls:
             if not self.is_qualified(call.func, patterns.TORCH_SAVE) or not call.args:
@@ -79,7 +81,7 @@ class SaveUnwrappedStateDict(PlannedEdits):
                 continue
             state = cst.ensure_type(obj, cst.Call)
             holder = cst.ensure_type(cst.ensure_type(state.func, cst.Attribute).value, cst.Name)
-            before = sorted((tv for tv in program.assigned_values(holder.value, holder)
+            before = sorted((tv for tv in self.values.assignments(holder.value, holder)
                              if program.line(tv[0]) < program.line(call)),
                             key=lambda tv: program.line(tv[0]))
             wraps = [tv for tv in before if isinstance(tv[1], cst.Call)

@@ -33,6 +33,7 @@ from autofix.categories.failure import dtype, is_numpy_scalar, json_refusal
 from autofix.toolkit import Example, NotApplicable, code, patterns
 from autofix.toolkit.facts import example_failure
 from autofix.toolkit.scope import PlannedEdits, replace_with, string_value
+from autofix.toolkit.values import Values
 from autofix.types import ExceptionInfo
 
 from ._backward import calls_at, failing_line, the_failure, user_fact
@@ -113,6 +114,7 @@ class JsonPythonInts(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         failure = the_failure(self)
         refused = json_refusal(failure)
         if refused is None:
@@ -150,7 +152,7 @@ class JsonPythonInts(PlannedEdits):
         if depth > MAX_DEPTH or expr in self.done:
             return
         if isinstance(expr, cst.Name):
-            values = self.program.assigned_values(expr.value, expr)
+            values = self.values.assignments(expr.value, expr)
             for _, value in values:
                 self._follow(value, expr.value, depth + 1)
             func = self.program.function_of(expr)

@@ -28,6 +28,7 @@ from autofix.categories.failure import Failure, backward_tensor, is_int_list, is
 from autofix.toolkit import Example, NotApplicable, code
 from autofix.toolkit.facts import example_failure
 from autofix.toolkit.scope import PlannedEdits, append_kw
+from autofix.toolkit.values import Values
 from autofix.types import ExceptionInfo
 
 from ._backward import failing_line, the_backward, the_failure, user_fact
@@ -114,6 +115,7 @@ class ModelLabels(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         failure = the_failure(self)
         name = output_without_loss(failure)
         if not name:
@@ -123,7 +125,7 @@ class ModelLabels(PlannedEdits):
         if not self._loss_slot(receiver, name):
             raise NotApplicable(f"{code(receiver)} is not the loss slot of {name} "
                                 f"({name}[0], {name}.loss)")
-        made = [v for _, v in self.program.assigned_values(name, call)
+        made = [v for _, v in self.values.assignments(name, call)
                 if isinstance(v, cst.Call)]
         if len(made) != 1:
             raise NotApplicable(f"{len(made)} model calls assign {name}: which one made it "
@@ -150,7 +152,7 @@ class ModelLabels(PlannedEdits):
         if m.matches(receiver, slot):
             return True
         return isinstance(receiver, cst.Name) and any(
-            m.matches(v, slot) for _, v in self.program.assigned_values(receiver.value,
+            m.matches(v, slot) for _, v in self.values.assignments(receiver.value,
                                                                        receiver))
 
     def _quote(self) -> str:

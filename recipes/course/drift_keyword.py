@@ -32,6 +32,7 @@ from autofix.categories.renames import rename_of
 from autofix.toolkit import Example, NotApplicable, OtherError, code, keyword, remove_keyword
 from autofix.toolkit.drift import owner_calls
 from autofix.toolkit.scope import Edit, append_kw
+from autofix.toolkit.values import Values
 
 from .._drift import TrainerDrift, named_class
 
@@ -222,6 +223,7 @@ class DriftKeyword(TrainerDrift):
     )
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         diag = self.rc.diagnosis
         named = named_class(diag.evidence)
         if named is None:

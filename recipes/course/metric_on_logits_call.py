@@ -29,6 +29,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from autofix.toolkit import Example, argument, code
 from autofix.toolkit.patterns import SKLEARN_LABEL_METRIC
 from autofix.toolkit.scope import PlannedEdits, branches, replace_with
+from autofix.toolkit.values import Values
 
 _PREDICTIONS = re.compile(r"pred|logit", re.IGNORECASE)
 _ACCUMULATE = ("add_batch", "add")
@@ -119,6 +120,7 @@ class ArgmaxAtMetricCall(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         program = self.program
         line = self._line_here()
         calls = sorted((c for c in program.calls if line and self._spans(c, line)),
@@ -202,7 +204,7 @@ class ArgmaxAtMetricCall(PlannedEdits):
         program = self.program
         used = program.line(given)
         best: tuple[int, cst.BaseExpression] | None = None
-        assignments = sorted(program.assigned_values(given.value, given),
+        assignments = sorted(self.values.assignments(given.value, given),
                              key=lambda tv: program.line(tv[0]))
         for target, value in assignments:
             where = program.line(target)
@@ -231,7 +233,7 @@ class ArgmaxAtMetricCall(PlannedEdits):
             return True
         if isinstance(expr, cst.Name):
             return any(m.matches(v, m.Attribute(attr=m.Name("logits")))
-                       for _, v in self.program.assigned_values(expr.value, expr))
+                       for _, v in self.values.assignments(expr.value, expr))
         return False
 
     @staticmethod

@@ -24,6 +24,7 @@ import re
 import libcst as cst
 
 from autofix.toolkit import Example, NotApplicable, patterns
+from autofix.toolkit.values import Values
 
 from .._drift import TrainerDrift
 
@@ -101,6 +102,7 @@ class DriftArgsClass(TrainerDrift):
     )
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         diag = self.rc.diagnosis
         missing = _MISSING.search(diag.evidence)
         if missing is None:

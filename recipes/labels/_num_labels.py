@@ -267,7 +267,7 @@ class HeadSize(PlannedEdits):
                                        _is_integer))
 
     def _values_of_target(self, target: cst.CSTNode) -> list[cst.CSTNode]:
-        return self.program.target_values(target) or [target]
+        return self.values.bound(target) or [target]
 
     def _set_count(self, call: cst.Call) -> None:
         value = cst.Integer(str(self.num_labels))

@@ -24,6 +24,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from autofix.toolkit import Example, code, keyword, patterns
 from autofix.toolkit.scope import PlannedEdits, append_kw, replace_with
+from autofix.toolkit.values import Values
 
 NEW = "DataCollatorForLanguageModeling"
 #: DataCollatorWithPadding's arguments DataCollatorForLanguageModeling also takes.
@@ -53,19 +54,21 @@ def tokenizer_arg(call: cst.Call) -> cst.BaseExpression | None:
     return first.value if first is not None else None
 
 
-def fed_collators(recipe: PlannedEdits, pattern: str) -> list[cst.Call]:
+def fed_collators(values: Values, pattern: str) -> list[cst.Call]:
     """The calls matching ``pattern`` (a collator class) that reach a ``Trainer``'s
     ``data_collator=`` or a ``DataLoader``'s ``collate_fn=``, directly or through the name
-    they are assigned to; each once, in source order of their use."""
+    they are assigned to (followed by the recipe run's value service, ``values``); each
+    once, in source order of their use."""
+    recipe = values.recipe
     found: list[cst.Call] = []
-    for call in recipe.program.calls:
+    for call in values.program.calls:
         if recipe.is_qualified(call.func, patterns.TRAINER):
             arg = keyword(call, "data_collator")
         elif recipe.is_qualified(call.func, patterns.DATALOADER):
             arg = keyword(call, "collate_fn")
         else:
             continue
-        for value in recipe.program.values(arg.value) if arg is not None else ():
+        for value in values.origins(arg.value) if arg is not None else ():
             if isinstance(value, cst.Call) and value not in found \
                     and recipe.is_qualified(value.func, pattern):
                 found.append(value)
@@ -137,7 +140,7 @@ class CausalLmCollator(PlannedEdits):
             if self.is_qualified(call.func, patterns.TRAINER) \
                     and keyword(call, "data_collator") is None:
                 self._default_collator(call)
-        for value in fed_collators(self, patterns.WITH_PADDING_COLLATOR):
+        for value in fed_collators(Values(self), patterns.WITH_PADDING_COLLATOR):
             tokenizer = tokenizer_arg(value)
             if tokenizer is None:
                 self.reason = f"{code(value)} names no tokenizer"

@@ -24,6 +24,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from autofix.toolkit import Example, code, patterns
 from autofix.toolkit.scope import PlannedEdits, replace_with
+from autofix.toolkit.values import Values
 
 from ..llm.lm_collator import KEPT, fed_collators, tokenizer_arg
 
@@ -101,7 +102,7 @@ class LmLabelsCollator(PlannedEdits):
         if not any(self.is_qualified(c.func, patterns.LM_MODEL) for c in self.program.calls):
             self.reason = "the script builds no causal or seq2seq language model"
             return
-        for value in fed_collators(self, patterns.INPUT_COLLATOR):
+        for value in fed_collators(Values(self), patterns.INPUT_COLLATOR):
             tokenizer = tokenizer_arg(value)
             if tokenizer is None:
                 self.reason = f"{code(value)} names no tokenizer"

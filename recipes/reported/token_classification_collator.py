@@ -18,6 +18,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 
 from autofix.toolkit import Example, code, keyword, patterns
 from autofix.toolkit.scope import PlannedEdits, append_kw, replace_with
+from autofix.toolkit.values import Values
 
 _NEW = "DataCollatorForTokenClassification"
 
@@ -111,6 +112,7 @@ class TokenClassificationCollator(PlannedEdits):
     )
 
     def prepare(self, tree: cst.Module) -> None:
+        self.values = Values(self)
         program = self.program
         if not any(self.is_qualified(c.func, patterns.TOKEN_CLS_ANY) for c in program.calls):
             self.reason = "the script builds no *ForTokenClassification model"
@@ -133,7 +135,7 @@ class TokenClassificationCollator(PlannedEdits):
         tokenizer in scope (``None``, with the reason, when there is none)."""
         program = self.program
         for name in program.visible_names(call):
-            made = [v for _, v in program.assigned_values(name, call)]
+            made = [v for _, v in self.values.assignments(name, call)]
             if made and all(isinstance(v, cst.Call)
                             and self.is_qualified(v.func, patterns.TOKEN_COLLATOR)
                             for v in made) and program.bound_at(name, call):
