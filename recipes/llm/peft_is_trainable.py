@@ -13,23 +13,16 @@ say otherwise.
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
-from autofix.toolkit import (
-    Example,
-    NotApplicable,
-    Recipe,
-    append_keyword,
-    keyword,
-    patterns,
-    replace_keyword,
-)
+from autofix.toolkit import Example, NotApplicable, patterns
+from autofix.toolkit.scope import PlannedEdits
+from autofix.toolkit.values import CallOwner, NotFollowed, Values
 
 _FROZEN = {"lm": {"params_trainable": 0, "params_total": 146368, "peft_adapter": "default",
                   "peft_inference_mode": True}}
 
 
-class PeftIsTrainable(Recipe):
+class PeftIsTrainable(PlannedEdits):
     id = "peft-is-trainable"
     category = "no-trainable-parameters"
     title = "load the PEFT adapter trainable (is_trainable=True) to train it further"
@@ -75,20 +68,13 @@ class PeftIsTrainable(Recipe):
         ),
     )
 
-    def visit_Module(self, node: cst.Module) -> bool:
+    def prepare(self, tree: cst.Module) -> None:
         lm = self.rc.facts.get("lm") or {}
         if lm.get("peft_inference_mode") is False or lm.get("params_trainable"):
             raise NotApplicable("the run's facts show no adapter loaded for inference")
-        return True
-
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not self.is_qualified(original_node.func, patterns.PEFT_FROM_PRETRAINED):
-            return updated_node
-        arg = keyword(updated_node, "is_trainable")
-        if arg is None:
-            self.changed(original_node, "is_trainable=True")
-            return append_keyword(updated_node, "is_trainable", cst.Name("True"))
-        if m.matches(arg.value, m.Name("False")):
-            self.changed(original_node, "is_trainable=True")
-            return replace_keyword(updated_node, "is_trainable", cst.Name("True"))
-        return updated_node
+        values = Values(self)
+        for call in values.calls(patterns.PEFT_FROM_PRETRAINED):
+            try:  # set where the script defines it (a constant, a default, the ** dict)
+                CallOwner(values, call).set("is_trainable", True)
+            except NotFollowed as declined:
+                self.reason = str(declined)

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from autofix.toolkit import Example, Recipe, append_keyword, keyword, patterns
+from autofix.toolkit import Example, patterns
+from autofix.toolkit.scope import PlannedEdits
+from autofix.toolkit.values import CallOwner, NotFollowed, Values
 
 
-class IgnoreMismatchedSizes(Recipe):
+class IgnoreMismatchedSizes(PlannedEdits):
     id = "head-size-mismatch"
     category = "head-size-mismatch"
     requires_imports = ("transformers",)
@@ -47,11 +49,13 @@ class IgnoreMismatchedSizes(Recipe):
         ),
     )
 
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not self.is_qualified(original_node.func, patterns.TASK_MODEL_PRETRAINED):
-            return updated_node
-        if keyword(updated_node, "num_labels") is None \
-                or keyword(updated_node, "ignore_mismatched_sizes") is not None:
-            return updated_node
-        self.changed(original_node, "ignore_mismatched_sizes=True")
-        return append_keyword(updated_node, "ignore_mismatched_sizes", cst.Name("True"))
+    def prepare(self, tree: cst.Module) -> None:
+        values = Values(self)
+        for call in values.calls(patterns.TASK_MODEL_PRETRAINED):
+            owner = CallOwner(values, call)
+            try:  # a head sized here, and the script says nothing of mismatched sizes
+                if owner.get("num_labels").present and \
+                        not owner.get("ignore_mismatched_sizes").present:
+                    owner.set("ignore_mismatched_sizes", True)
+            except NotFollowed as declined:
+                self.reason = str(declined)

@@ -10,12 +10,13 @@ masked LM needs a tokenizer with a mask token instead, which is not this recipe'
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
-from autofix.toolkit import Example, Recipe, append_keyword, keyword, patterns, replace_keyword
+from autofix.toolkit import Example, NotApplicable, patterns
+from autofix.toolkit.scope import PlannedEdits
+from autofix.toolkit.values import CallOwner, NotFollowed, Values
 
 
-class CausalCollator(Recipe):
+class CausalCollator(PlannedEdits):
     id = "mlm-false"
     category = "mlm-without-mask-token"
     requires_words = (("DataCollatorForLanguageModeling",),)
@@ -48,6 +49,20 @@ class CausalCollator(Recipe):
                 "c = transformers.DataCollatorForLanguageModeling(tok, mlm=False)\n"
             ),
         ),
+        Example(  # mlm given by position, through a constant: changed where it is defined
+            before=(
+                "import transformers\n"
+                "MASKED = True\n"
+                "model = transformers.GPT2LMHeadModel(cfg)\n"
+                "c = transformers.DataCollatorForLanguageModeling(tok, MASKED)\n"
+            ),
+            after=(
+                "import transformers\n"
+                "MASKED = False\n"
+                "model = transformers.GPT2LMHeadModel(cfg)\n"
+                "c = transformers.DataCollatorForLanguageModeling(tok, MASKED)\n"
+            ),
+        ),
         Example(  # a masked LM: the tokenizer lacks a mask token, mlm=False would be wrong
             before=(
                 "from transformers import AutoModelForMaskedLM, DataCollatorForLanguageModeling\n"
@@ -57,23 +72,15 @@ class CausalCollator(Recipe):
         ),
     )
 
-    def visit_Module(self, node: cst.Module) -> bool:
-        calls = m.findall(node, m.Call())
-        if not any(isinstance(c, cst.Call) and self.is_qualified(c.func, patterns.CAUSAL_LM_MODEL)
-                   for c in calls):
-            self.reason = ("the script builds no causal language model (AutoModelForCausalLM,"
-                           " *LMHeadModel); a masked LM needs a tokenizer with a mask token")
-            return False
-        return True
-
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not self.is_qualified(original_node.func, patterns.LM_COLLATOR):
-            return updated_node
-        mlm = keyword(updated_node, "mlm")
-        if mlm is None:
-            self.changed(original_node, "mlm=False")
-            return append_keyword(updated_node, "mlm", cst.Name("False"))
-        if m.matches(mlm.value, m.Name("True")):
-            self.changed(original_node, "mlm=False")
-            return replace_keyword(updated_node, "mlm", cst.Name("False"))
-        return updated_node
+    def prepare(self, tree: cst.Module) -> None:
+        if not any(self.is_qualified(c.func, patterns.CAUSAL_LM_MODEL)
+                   for c in self.program.calls):
+            raise NotApplicable("the script builds no causal language model "
+                                "(AutoModelForCausalLM, *LMHeadModel); a masked LM needs a "
+                                "tokenizer with a mask token")
+        values = Values(self)
+        for call in values.calls(patterns.LM_COLLATOR):
+            try:  # mlm is the collator's second parameter
+                CallOwner(values, call).set("mlm", False, position=1)
+            except NotFollowed as declined:
+                self.reason = str(declined)
