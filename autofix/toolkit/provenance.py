@@ -8,7 +8,8 @@ an iteration yields, the element ``2`` of a tuple, the key ``"labels"`` of a dic
 
 - names: assignments, tuple unpacking (``a, b = f()``), ``for`` targets (``for i, (x, y)
   in enumerate(loader)``), a function's parameters (the arguments its call sites give, or
-  its default; a method's ``self``: the class's instantiations), ``self.x`` (the
+  its default; a method's ``self``: the class's instantiations; a module's ``forward``:
+  the calls of its instances), ``self.x`` (the
   assignments in the class's methods), a list built empty and filled by
   ``append``/``extend``;
 - calls: a function of the module (its ``return`` values), a class of the module
@@ -236,6 +237,29 @@ class Provenance:
             return [(parent.iter, (ITEM, *full))]
         return []
 
+    def _module_calls(self, cls: cst.ClassDef, func: cst.FunctionDef, param: str
+                      ) -> list[tuple[cst.Call, cst.BaseExpression]]:
+        """The calls of an instance of ``cls`` (``model(x)``: torch runs its ``forward``)
+        and the argument each gives ``param`` of ``func``."""
+        names = [p.name.value for p in (*func.params.posonly_params, *func.params.params)][1:]
+        out: list[tuple[cst.Call, cst.BaseExpression]] = []
+        for call in self.program.calls:
+            if not isinstance(call.func, (cst.Name, cst.Attribute)) or \
+                    self.program.class_called(call) is not None:
+                continue
+            if not any(isinstance(v, cst.Call) and self.program.class_called(v) is cls
+                       for v in self.program.values(call.func)):
+                continue
+            given = next((a.value for a in call.args if a.keyword is not None
+                          and a.keyword.value == param), None)
+            positional = [a for a in call.args if a.keyword is None]
+            if given is None and param in names and names.index(param) < len(positional) \
+                    and not any(a.star for a in positional[:names.index(param) + 1]):
+                given = positional[names.index(param)].value
+            if given is not None:
+                out.append((call, given))
+        return out
+
     def _stored(self, expr: cst.Name, path: Path) -> list[tuple[cst.CSTNode, Path]]:
         """Key ``path[0]`` of a container the same function fills by subscript before
         ``expr`` is read (``item["labels"] = torch.tensor(...)``): the values stored."""
@@ -307,6 +331,9 @@ class Provenance:
             if arg is None:
                 unfilled = True
             else:
+                out.append((arg, path))
+        if cls is not None and func.name.value in ("forward", "__call__"):
+            for _, arg in self._module_calls(cls, func, param.name.value):
                 out.append((arg, path))
         if param.default is not None and (unfilled or not out):
             out.append((param.default, path))

@@ -195,6 +195,9 @@ def _cast_at(recipe: PlannedEdits, node: cst.CSTNode, target: str
         return _with_dtype(node, _dtype_expr(_alias(node), names["numpy"]))
     if recipe.is_qualified(func, patterns.NUMPY_DRAWS):
         return _method_call(node, "astype", cst.Arg(_dtype_expr(_alias(node), names["numpy"])))
+    numpy = _numpy_alias(recipe)
+    if numpy and _generator_draw(recipe, node):
+        return _method_call(node, "astype", cst.Arg(_dtype_expr(numpy, names["numpy"])))
     if recipe.is_qualified(func, patterns.TORCH_MAKERS):
         return _with_dtype(node, _dtype_expr(_alias(node), names["torch"]))
     if recipe.is_qualified(func, patterns.TORCH_LEGACY) and isinstance(func, cst.Attribute) \
@@ -231,12 +234,39 @@ def _made_as(recipe: PlannedEdits, node: cst.CSTNode, target: str) -> bool:
     return False
 
 
-def cast_options(recipe: PlannedEdits, origins: list[Origin], use: cst.BaseExpression | None,
+def _numpy_alias(recipe: PlannedEdits) -> str:
+    """The name the module imports numpy under (``np``), "" when it does not."""
+    for node in recipe.program.tree.body:
+        if not isinstance(node, cst.SimpleStatementLine):
+            continue
+        for small in node.body:
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    if code(alias.name) == "numpy":
+                        return code(alias.asname.name) if alias.asname else "numpy"
+    return ""
+
+
+def _generator_draw(recipe: PlannedEdits, call: cst.Call) -> bool:
+    """``rng.normal(...)``: a draw of a numpy random generator the module makes."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+        return False
+    return any(isinstance(value, cst.Call) and recipe.is_qualified(value.func,
+                                                                   patterns.NUMPY_GENERATOR)
+               for _, value in recipe.program.assigned_values(func.value.value, call))
+
+
+def cast_options(recipe: PlannedEdits,
+                 starts: list[tuple[cst.BaseExpression | None, list[Origin]]],
                  target: str) -> list[Option]:
     """Candidates that make the value's element type ``target`` (``"int64"`` or
-    ``"float32"``) where it is made (see the module docstring), nearest the producer
-    first. None when every chain already makes it so (the breach is not this value's)."""
+    ``"float32"``) where it is made (see the module docstring), for every place the value
+    is used from (``starts``: a use and its origins): first where each chain makes the
+    value, then where numpy becomes torch, then at each use. None when every chain already
+    makes it so (the breach is not this value's)."""
     names = DTYPES[target]
+    origins = [o for _, chain in starts for o in chain]
     open_chains = [o for o in origins if not any(_made_as(recipe, n, target) for n in o.via)]
     if origins and not open_chains:
         recipe.reason = f"the value is made as {target} already where the script makes it"
@@ -259,10 +289,12 @@ def cast_options(recipe: PlannedEdits, origins: list[Origin], use: cst.BaseExpre
                                            _plan(recipe, node, new, f"{code(new)[:70]}: "
                                                  f"{target} where the tensor is made"))))
                 break
-    if use is not None and _in_tree(recipe, use) and open_chains:
-        new = _method_call(use, names["method"])
-        found.append((use, Option(_label(recipe, use, code(new)),
-                                  _plan(recipe, use, new, f"{code(new)} at the call"))))
+    for use, chain in starts:
+        if use is not None and _in_tree(recipe, use) and (not chain or any(
+                o in open_chains for o in chain)):
+            new = _method_call(use, names["method"])
+            found.append((use, Option(_label(recipe, use, code(new)),
+                                      _plan(recipe, use, new, f"{code(new)} at the call"))))
     return _dedupe(found)
 
 

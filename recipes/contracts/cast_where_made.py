@@ -105,7 +105,4 @@ class CastWhereMade(BreachRecipe):
 
     def candidates(self, breach: CallBreach, provenance: Provenance) -> list[Option]:
         target = TARGETS[breach.operator or next(iter(breach.repairs), "")]
-        found: list[Option] = []
-        for use, origins in self.starts(breach, provenance):
-            found += cast_options(self, origins, use, target)
-        return found
+        return cast_options(self, self.starts(breach, provenance), target)

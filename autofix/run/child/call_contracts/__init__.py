@@ -55,7 +55,7 @@ def _callers(tb: Any) -> list[Any]:
     """The frames still running above the traceback's outermost frame, outermost first
     (a check that caught the failure inside ``trainer.train()``: the user's frame that
     called ``train()`` is above it, not in the traceback)."""
-    out = []
+    out: list[Any] = []
     frame = tb.tb_frame.f_back if tb is not None else None
     while frame is not None and len(out) < MAX_FRAMES:
         out.append(frame)

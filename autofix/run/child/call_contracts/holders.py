@@ -58,14 +58,16 @@ def user_frames(frames: list[Any], root: str) -> list[Any]:
 
 
 def _same(candidate: Any, value: Any) -> bool:
-    """``candidate`` is ``value``, or a tensor viewing the same storage with as many
-    elements (``labels`` and the ``labels.view(-1)`` a model's loss got)."""
+    """``candidate`` is ``value``, or a tensor of the same storage and dtype: a view of it
+    (``labels`` and the ``labels.view(-1)`` a model's loss got) or the tensor it is a slice
+    of (``ids`` and the ``ids[i:i + 20]`` a batch is)."""
     if candidate is value:
         return True
     try:
-        return (hasattr(candidate, "data_ptr") and hasattr(value, "data_ptr")
-                and candidate.numel() == value.numel() and candidate.numel() > 0
-                and candidate.data_ptr() == value.data_ptr())
+        return (hasattr(candidate, "untyped_storage") and hasattr(value, "untyped_storage")
+                and candidate.dtype == value.dtype and candidate.numel() > 0
+                and candidate.untyped_storage().data_ptr()
+                == value.untyped_storage().data_ptr())
     except Exception:  # noqa: BLE001
         return False
 
