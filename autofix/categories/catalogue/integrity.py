@@ -31,8 +31,6 @@ INTEGRITY: tuple[Category, ...] = (
         hint="fit one encoder (one label map, one ClassLabel) on the training labels and "
              "apply it to every split (a run finding: the probe compares the mappings the "
              "run builds)",
-        no_recipe="the splits are encoded by a helper or a class the recipe cannot rewrite "
-                  "safely: the finding names both mappings",
         kind=Kind.ROOT_CAUSE,
     ),
     Category(

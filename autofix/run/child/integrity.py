@@ -22,6 +22,7 @@ HOOKS: tuple[tuple[str, Callable[[types.ModuleType], None]], ...] = (
     ("transformers.trainer", metric_inputs.patch_trainer),
     ("sklearn.preprocessing._label", label_maps.patch_label_encoder),
     ("pandas.core.algorithms", label_maps.patch_factorize),
+    ("pandas.core.series", label_maps.patch_series),
     ("datasets.arrow_dataset", label_maps.patch_datasets),
     ("torch.optim.optimizer", label_maps.patch_optimizer),
     ("transformers.trainer", label_maps.patch_trainer),

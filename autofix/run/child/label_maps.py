@@ -17,6 +17,7 @@ The mappings a run builds are read from the real objects:
   in order;
 * each ``Dataset.class_encode_column`` and ``cast_column(..., ClassLabel(...))`` from the
   user's code: the ``ClassLabel``'s names;
+* each ``Series.map`` from the user's code given a label map (a dict of the kind below);
 * at the first optimizer step of a hand loop and at ``Trainer.train()``: the label maps
   bound in the user's frames (locals, then the module's globals) and up to two attribute
   levels into the objects of the user's own classes there (a ``Dataset`` subclass's
@@ -206,6 +207,34 @@ def _through_method() -> Any:
             and is_user_file(frame.f_back.f_code.co_filename):
         return frame.f_back
     return None
+
+
+def patch_series(module: types.ModuleType) -> None:
+    """``pandas.core.series``: ``Series.map(label_map)`` from the user's code records the
+    map (a label map passed to a helper and used there only is seen here)."""
+    series_cls = getattr(module, "Series", None)
+    original = getattr(series_cls, "map", None)
+    if original is None or getattr(original, "_autofix_maps", False):
+        return
+
+    def map(self: Any, arg: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A001
+        frame = caller_is_user()
+        if frame is not None and is_label_map(arg):
+            try:
+                place = where(frame)
+                record("Series.map", _argument_name(frame, arg), dict(arg), place, id(arg))
+            except Exception:  # noqa: BLE001 - the probe must never break the script
+                pass
+        return original(self, arg, *args, **kwargs)
+
+    map._autofix_maps = True  # type: ignore[attr-defined]
+    map.__wrapped__ = original  # type: ignore[attr-defined]
+    series_cls.map = map  # type: ignore[union-attr]
+
+
+def _argument_name(frame: Any, value: Any) -> str:
+    """The name ``value`` is bound to in ``frame``'s locals, else ""."""
+    return next((str(k) for k, v in list(frame.f_locals.items()) if v is value), "")
 
 
 def patch_datasets(module: types.ModuleType) -> None:

@@ -49,6 +49,19 @@ def _first_id(value: Any) -> int | None:
     return None
 
 
+def _tokenizer_in(frame: Any) -> Any:
+    """A tokenizer bound in the user's frames (locals, then globals, innermost first):
+    an object with ``eos_token_id``, ``unk_token_id`` and ``convert_tokens_to_ids``."""
+    while frame is not None:
+        for scope in (frame.f_locals, frame.f_globals):
+            for value in list(scope.values()):
+                if hasattr(value, "convert_tokens_to_ids") and hasattr(value, "eos_token_id") \
+                        and not isinstance(value, type):
+                    return value
+        frame = frame.f_back
+    return None
+
+
 def cut_facts(ids: Any, labels: Any, mask: Any, eos: int) -> dict[str, int]:
     """Counts over one batch (``[rows, length]`` tensors): attended end-of-text tokens in
     ``ids`` (``eos_in_inputs``), end-of-text tokens scored in ``labels``
@@ -84,14 +97,18 @@ def check(model: Any, kwargs: dict[str, Any]) -> None:
     if not facts["eos_cut"] or facts["eos_in_labels"]:
         return
     pad = _first_id(getattr(config, "pad_token_id", None))
-    tokenizer = preflight_lm.Seen.facts
-    unk = tokenizer.get("unk_token_id")
+    frame = user_frame(3)
+    tokenizer = _tokenizer_in(frame)
+    unk = preflight_lm.Seen.facts.get("unk_token_id")
+    if tokenizer is not None:
+        unk = _first_id(getattr(tokenizer, "unk_token_id", None))
+        pad = _first_id(getattr(tokenizer, "pad_token_id", None)) if pad is None else pad
     facts.update(eos_token_id=eos, pad_token_id=pad, unk_token_id=unk,
                  bos_token_id=_first_id(getattr(config, "bos_token_id", None)),
                  rows=int(ids.shape[0]), model_class=type(preflight_lm.base_model(model)).__name__)
     if isinstance(unk, int):
         facts["unk_in_inputs"] = int(((ids == unk) & (mask == 1)).sum().item())
-    place = where(user_frame(3))
+    place = where(frame)
     pads = " (the pad token is the end-of-text token)" if pad == eos else ""
     report(KIND, f"the first training batch has {facts['eos_in_inputs']} real end-of-text "
                  f"tokens (id {eos}) in input_ids{pads}, {facts['eos_cut']} of them labelled "
