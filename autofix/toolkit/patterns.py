@@ -201,6 +201,10 @@ TRL_ANY = r"trl(\.[\w.]*)?\.\w+"
 TRANSFORMERS_ANY = r"transformers(\..*)?"
 #: Anything of pandas.
 PANDAS_ANY = r"pandas(\..*)?"
+#: ``pandas.factorize``.
+FACTORIZE = r"pandas(\.core\.algorithms)?\.factorize"
+#: scikit-learn's ``LabelEncoder``.
+LABEL_ENCODER = r"sklearn\.preprocessing(\._label)?\.LabelEncoder"
 #: A Hugging Face TensorFlow model, built from a config (``TFBertModel(config)``,
 #: ``from_config``) or with ``from_pretrained``.
 TF_MODEL_ANY = r"transformers(\.[\w.]*)?\.TF\w+(\.from_pretrained|\.from_config)?"

@@ -31,14 +31,12 @@ from collections.abc import Mapping
 import libcst as cst
 import libcst.matchers as m
 
-from autofix.toolkit import Example, NotApplicable, argument, code
+from autofix.toolkit import Example, NotApplicable, argument, code, patterns
 from autofix.toolkit.scope import PlannedEdits, replace_with
 
 from ._sites import sites
 
 KIND = "label-encoding-mismatch"
-FACTORIZE = r"pandas(\.core\.algorithms)?\.factorize"
-LABEL_ENCODER = r"sklearn\.preprocessing(\._label)?\.LabelEncoder"
 #: A helper that builds a label map (by its name), when the run did not name its result.
 MAP_HELPER = re.compile(r"label|map|encod|class|vocab", re.I)
 
@@ -135,7 +133,7 @@ class OneLabelEncoder(PlannedEdits):
     # -- pd.factorize ------------------------------------------------------------------
 
     def _factorize(self) -> None:
-        calls = self._ordered(FACTORIZE)
+        calls = self._ordered(patterns.FACTORIZE)
         uniques: list[tuple[cst.Call, str]] = []  # (call, name of its uniques)
         for call in calls:
             parent = self.program.parent(call)
@@ -224,7 +222,7 @@ class OneLabelEncoder(PlannedEdits):
                                                     "encoder fitted on the training labels")
 
     def _is_encoder(self, expr: cst.BaseExpression) -> bool:
-        return any(isinstance(v, cst.Call) and self.is_qualified(v.func, LABEL_ENCODER)
+        return any(isinstance(v, cst.Call) and self.is_qualified(v.func, patterns.LABEL_ENCODER)
                    for v in self.program.values(expr))
 
     # -- class_encode_column ------------------------------------------------------------
