@@ -7,6 +7,8 @@ covered in the reports' words."""
 from __future__ import annotations
 
 import math
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -21,7 +23,7 @@ from autofix.loop.verdicts import (
     schedule_findings,
 )
 from autofix.reports.formats import covered_text
-from autofix.run.child import schedules
+from autofix.run.child import plan, schedules
 from autofix.types import (
     Phase,
     ProbeReport,
@@ -233,3 +235,36 @@ def test_what_a_run_covered_in_words() -> None:
     assert covered_text(cut) == "60 of 150 training steps; no evaluation"
     assert covered_text(RunRecord(1, "failed", "x", "", 1.0)) == ""
     assert not math.isnan(len(covered_text(cut)))
+
+
+def measured(tmp_path: Path, source: str, loader: object) -> tuple[object, object]:
+    """``(hand_loop_shape, hand_loop_total)`` measured where ``source``'s ``run()`` calls
+    ``here()`` (the step's frame, a user file), while its loops run."""
+    path = tmp_path / f"user{len(list(tmp_path.iterdir()))}.py"
+    path.write_text(source)
+
+    def here() -> tuple[object, object]:
+        frame = sys._getframe(1)
+        return plan.hand_loop_shape(loader, frame), plan.hand_loop_total(loader, frame)
+
+    scope: dict[str, object] = {"here": here}
+    exec(compile(source, str(path), "exec"), scope)
+    return scope["run"]()  # type: ignore[operator,no-any-return]
+
+
+def test_the_loops_shape_in_steps_per_epoch_and_epochs(tmp_path: Path) -> None:
+    """A class's batch loop written as a comprehension inside an epoch loop, and a loop over
+    batch offsets (``range(0, n, 32)``): the steps per epoch and the epochs a schedule is
+    judged against."""
+    assert measured(tmp_path, "class Engine:\n    def step(self, batch):\n"
+                              "        return here()\n\n"
+                              "    def fit(self, loader, epochs):\n"
+                              "        for epoch in range(epochs):\n"
+                              "            shapes = [self.step(b) for b in loader]\n"
+                              "        return shapes[0]\n\n\n"
+                              "def run():\n    return Engine().fit([1, 2], 3)\n",
+                    range(16)) == ((16, 3), 48)
+    assert measured(tmp_path, "def run():\n    for epoch in range(2):\n"
+                              "        for i in range(0, 640, 32):\n"
+                              "            return here()\n",
+                    None) == ((20, 2), 0)  # a range of offsets: no loader to count

@@ -101,7 +101,8 @@ def loop_shape(iterator: Any, loops: list[tuple[ast.AST, Any]]) -> tuple[int, in
             per_epoch //= drawn  # one step per `drawn` batches: gradient accumulation
     epochs = 1
     for loop, outer in loops[1:]:
-        count = _range_length(_range_of(loop), outer) if isinstance(loop, ast.For) else 0
+        count = _range_length(_range_of(loop), outer) \
+            if isinstance(loop, (ast.For, *_COMPREHENSIONS)) else 0
         if not count:
             return 0, 0
         epochs *= count
@@ -119,10 +120,16 @@ def _range_length(bounds: list[ast.expr] | None, frame: Any) -> int:
     return len(range(*values))
 
 
+#: Comprehensions, loops too (``[self.train_step(b) for b in loader]`` is a batch loop).
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
 def enclosing_loops(frame: Any) -> list[tuple[ast.AST, Any]]:
-    """The ``for``/``while`` loops around the current line of each of the user's frames
-    from ``frame`` outward, innermost first, each with its frame."""
+    """The ``for``/``while`` loops and comprehensions around the current line of each of
+    the user's frames from ``frame`` outward, innermost first, each with its frame (a
+    comprehension that runs in its own frame is listed once)."""
     found: list[tuple[ast.AST, Any]] = []
+    seen: set[tuple[str, str, int, int]] = set()
     depth = 0
     while frame is not None and depth < _DEPTH:
         depth += 1
@@ -132,11 +139,17 @@ def enclosing_loops(frame: Any) -> list[tuple[ast.AST, Any]]:
             line = frame.f_lineno
             if tree is not None:
                 around = [node for node in ast.walk(tree)
-                          if isinstance(node, (ast.For, ast.While, ast.AsyncFor))
-                          and node.body[0].lineno <= line <= (node.end_lineno or 0)
+                          if (isinstance(node, (ast.For, ast.While, ast.AsyncFor))
+                              and node.body[0].lineno <= line <= (node.end_lineno or 0)
+                              or isinstance(node, _COMPREHENSIONS)
+                              and node.lineno <= line <= (node.end_lineno or 0))
                           and node.lineno >= frame.f_code.co_firstlineno]
-                around.sort(key=lambda node: node.lineno, reverse=True)
-                found += [(node, frame) for node in around]
+                around.sort(key=lambda node: (node.lineno, node.col_offset), reverse=True)
+                for node in around:
+                    key = (path, type(node).__name__, node.lineno, node.col_offset)
+                    if key not in seen:
+                        seen.add(key)
+                        found.append((node, frame))
         frame = frame.f_back
     return found
 
@@ -152,7 +165,8 @@ def _tree(path: str) -> ast.AST | None:
 def _range_of(loop: ast.AST) -> list[ast.expr] | None:
     """The arguments of the ``range(...)`` (or ``trange``) a ``for`` loop iterates, through
     length-keeping wrappers; ``None`` when it iterates something else."""
-    node = getattr(loop, "iter", None)
+    node = loop.generators[0].iter if isinstance(loop, _COMPREHENSIONS) else \
+        getattr(loop, "iter", None)
     while isinstance(node, ast.Call):
         name = _callee(node.func)
         if name in ("range", "trange"):
