@@ -237,7 +237,6 @@ CRASHES: tuple[Kind, ...] = (
          "the head built for 2 classes where the data has 3 (a literal changed, an argument "
          "added)",
          (Site("trainer_minilm", SetArg("from_pretrained", "num_labels", "2")),
-          Site("trainer_weighted", SetArg("from_pretrained", "num_labels", "2")),
           Site("trainer_dataset_class", SetArg("EncoderClassifier", "num_labels", "2")),
           Site("trainer_features", SetArg("MLP", "num_labels", "2")),
           Site("loop_minilm", SetArg("from_pretrained", "num_labels", "2")),
