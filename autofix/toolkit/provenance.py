@@ -43,6 +43,7 @@ from autofix.toolkit import patterns
 from autofix.toolkit.edits import code
 from autofix.toolkit.parsed import find
 from autofix.toolkit.scope import PlannedEdits
+from autofix.toolkit.values import literal_value
 
 #: How many links a chain follows before it stops (a cycle, an odd program).
 MAX_DEPTH = 24
@@ -116,7 +117,7 @@ class Provenance:
             parent = self.program.parent(node)
             keyed = key and isinstance(parent, cst.Subscript) and parent.value is node \
                 and len(parent.slice) == 1 and isinstance(parent.slice[0].slice, cst.Index) \
-                and _literal(parent.slice[0].slice.value) == wanted
+                and literal_value(parent.slice[0].slice.value) == wanted
             if keyed:
                 assert isinstance(parent, cst.Subscript)
                 read = parent
@@ -200,7 +201,7 @@ class Provenance:
             return []
         if isinstance(expr, cst.Dict) and path and isinstance(path[0], str) and path[0] != ITEM:
             return [(e.value, path[1:]) for e in expr.elements
-                    if isinstance(e, cst.DictElement) and _literal(e.key) == path[0]]
+                    if isinstance(e, cst.DictElement) and literal_value(e.key) == path[0]]
         if isinstance(expr, cst.DictComp) and path and isinstance(path[0], str):
             return self._dict_comprehension(expr, path)
         if isinstance(expr, cst.Call):
@@ -228,7 +229,7 @@ class Provenance:
             if not isinstance(assign, cst.Assign):
                 return []
             if isinstance(target, cst.Name) and not indices and path \
-                    and _empty_list(assign.value):
+                    and _empty_list(self.recipe, assign.value):
                 return self._appended(target, path)
             return [(assign.value, full)]
         if isinstance(parent, cst.AnnAssign) and parent.value is not None:
@@ -274,7 +275,7 @@ class Provenance:
                 sub = target.target
                 if isinstance(sub, cst.Subscript) and m.matches(sub.value, m.Name(expr.value)) \
                         and len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index) \
-                        and _literal(sub.slice[0].slice.value) == path[0] \
+                        and literal_value(sub.slice[0].slice.value) == path[0] \
                         and self.program.function_of(node) is here and self.line(node) < line:
                     out.append((node.value, path[1:]))
         return out[-1:]  # the last store before the read
@@ -341,7 +342,7 @@ class Provenance:
 
     def _subscript(self, expr: cst.Subscript, path: Path) -> list[tuple[cst.CSTNode, Path]]:
         if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
-            index = _literal(expr.slice[0].slice.value)
+            index = literal_value(expr.slice[0].slice.value)
             if isinstance(index, (int, str)) and not isinstance(index, bool):
                 return [(expr.value, (index, *path))]
         # a slice, a column selection (df[["label"]]), an added axis (x[:, None]): the rows
@@ -455,11 +456,11 @@ class Provenance:
                        or a.keyword.value == "function"), None)
             made = self._returned(fn) if fn is not None else []
             out: list[tuple[cst.CSTNode, Path]] = [(r, (column, *rows)) for r in made
-                                                   if _has_key(r, column)]
+                                                   if _has_key(self.recipe, r, column)]
             return out or [(receiver, path)]
         if method in ("rename_column",) and len(call.args) >= 2 \
-                and _literal(call.args[1].value) == column:
-            old = _literal(call.args[0].value)
+                and literal_value(call.args[1].value) == column:
+            old = literal_value(call.args[0].value)
             return [(receiver, (ITEM, old, *rows))] if isinstance(old, str) else []
         if method in _ROW_KEEPING:
             return [(receiver, path)]
@@ -488,26 +489,18 @@ _ROW_KEEPING = frozenset({"select", "shuffle", "filter", "with_format", "set_for
                           "train_test_split"})
 
 
-def _empty_list(node: cst.BaseExpression) -> bool:
+def _empty_list(recipe: PlannedEdits, node: cst.BaseExpression) -> bool:
     """``[]`` or ``list()``."""
     return (isinstance(node, cst.List) and not node.elements) or (
-        isinstance(node, cst.Call) and m.matches(node.func, m.Name("list")) and not node.args)
+        isinstance(node, cst.Call) and not node.args
+        and recipe.is_qualified(node.func, patterns.LIST_OR_TUPLE)
+        and code(node.func).endswith("list"))
 
 
-def _has_key(node: cst.BaseExpression, key: str) -> bool:
-    """``node`` is a dict literal (or ``dict(...)``) with the key ``key``, or a call (a
-    tokenizer's) whose result is a mapping that may hold it."""
+def _has_key(recipe: PlannedEdits, node: cst.BaseExpression, key: str) -> bool:
+    """``node`` is a dict literal (or ``dict(...)``) with the key ``key``."""
     if isinstance(node, cst.Dict):
-        return any(isinstance(e, cst.DictElement) and _literal(e.key) == key
+        return any(isinstance(e, cst.DictElement) and literal_value(e.key) == key
                    for e in node.elements)
-    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) \
-        and node.func.value == "dict" and any(a.keyword is not None and a.keyword.value == key
-                                              for a in node.args)
-
-
-def _literal(node: cst.BaseExpression) -> object:
-    if isinstance(node, cst.Integer):
-        return int(node.evaluated_value)
-    if isinstance(node, cst.SimpleString):
-        return node.evaluated_value
-    return None
+    return isinstance(node, cst.Call) and recipe.is_qualified(node.func, patterns.DICT) \
+        and any(a.keyword is not None and a.keyword.value == key for a in node.args)

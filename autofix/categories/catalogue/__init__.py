@@ -19,10 +19,9 @@ from __future__ import annotations
 
 from autofix.categories.catalogue.advice import ADVICE
 from autofix.categories.catalogue.checkpoints import CHECKPOINTS
-from autofix.categories.catalogue.contracts import CONTRACTS
+from autofix.categories.catalogue.contracts import CONTRACTS, DECLARED
 from autofix.categories.catalogue.course import COURSE
 from autofix.categories.catalogue.data import DATA
-from autofix.categories.catalogue.declared import DECLARED
 from autofix.categories.catalogue.divergence import DIVERGENCE
 from autofix.categories.catalogue.drift import DRIFT
 from autofix.categories.catalogue.evidence import ROOT_CAUSES as STEP_ROOT_CAUSES

@@ -14,6 +14,9 @@ transformers 5.24 CPU.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from autofix.categories.breaches import breach_of
 from autofix.categories.failure import (
     Failure,
     LayerAtFailure,
@@ -28,6 +31,7 @@ from autofix.categories.failure import (
     user_values_of_kind,
 )
 from autofix.categories.model import Category
+from autofix.run.child.call_contracts import CONTRACTS as CALL_CONTRACTS
 from autofix.types import ProbeReport
 
 
@@ -183,15 +187,17 @@ CONTRACTS: tuple[Category, ...] = (
     Category(
         id="loss-target-shape",
         recipes=("drop-trailing-axis", "flatten-token-loss"),
-        title="a token-level loss given (batch, time, classes) scores without flattening",
+        title="a loss's targets of another shape than its scores take (a token-level loss "
+              "not flattened, class ids made a (batch, 1) column)",
         types=("RuntimeError", "ValueError"),
         patterns=(r"Expected target size \[", r"Expected input batch_size \(\d+\) to "
                   r"match target batch_size \(\d+\)"),
         check=_loss_target_shape,
         needs_facts=True,
         advice=_loss_shape_advice,
-        hint="flatten the scores to (batch*time, classes) and the targets to (batch*time,) "
-             "before the loss",
+        hint="give the loss class ids shaped like its scores without their class axis: "
+             "flatten token scores to (batch*time, classes) and their targets to "
+             "(batch*time,), and make class ids one axis where the script makes them",
     ),
     Category(
         id="numpy-scalar-json",
@@ -205,3 +211,31 @@ CONTRACTS: tuple[Category, ...] = (
         hint="convert numpy scalars with int(...) / float(...) where the value is produced",
     ),
 )
+
+
+def _shown_by(category: str) -> Callable[[Failure], bool | None]:
+    """The check of a category a call contract declares: its breach at the failure."""
+
+    def check(failure: Failure) -> bool | None:
+        found = breach_of(failure.exc)
+        return None if found is None else found.category == category
+    return check
+
+
+def _declared() -> tuple[Category, ...]:
+    """The categories the call contracts declare themselves
+    (``autofix/run/child/call_contracts/``: a contract whose fault no category here
+    covers carries its category's title and hint), each shown only by its breach."""
+    found: dict[str, Category] = {}
+    for contract in CALL_CONTRACTS:
+        if contract.title and contract.category not in found:
+            found[contract.category] = Category(
+                id=contract.category, title=contract.title, hint=contract.hint,
+                check=_shown_by(contract.category), needs_facts=True,
+                no_recipe="no repair operator reached where the script makes the value")
+    return tuple(found.values())
+
+
+#: The categories the call contracts declare (one declaration in the child's contract
+#: table holds the check, the trial, the repair operators, the examples and the category).
+DECLARED: tuple[Category, ...] = _declared()

@@ -94,7 +94,8 @@ def breach_at(tb: Any, root: str = "") -> dict[str, Any]:
                         confirmed = None
                     if confirmed is not None:
                         trial = {"operator": confirmed.operator, "change": confirmed.change}
-                return {"contract": contract.id, "category": contract.category,
+                category = contract.category if breach.category is None else breach.category
+                return {"contract": contract.id, "category": category,
                         "api": contract.api, "argument": contract.argument,
                         "says": contract.says, "property": breach.property,
                         "observed": breach.observed, "expected": breach.expected,

@@ -49,12 +49,17 @@ def _target_shape(call: Call) -> Breach | None:
         return None
     scores, target = pair
     expected = _class_shape(scores)
-    if tuple(int(d) for d in target.shape) == expected:
+    dims = tuple(int(d) for d in target.shape)
+    if dims == expected:
         return None
+    column = bool(dims) and dims[-1] == 1 and dims[:-1] == expected
+    token_level = scores.dim() == 3 and dims == tuple(scores.shape[:2])
     return Breach("shape", f"class ids of shape {shape_text(target)}",
                   f"shape {expected if len(expected) != 1 else f'({expected[0]},)'}: the "
                   f"input's {shape_text(scores)} without its class axis", target,
-                  {"input_shape": list(scores.shape), "target_shape": list(target.shape)})
+                  {"input_shape": list(scores.shape), "target_shape": list(target.shape)},
+                  # scores and targets of two batches: no shape of either names the cause
+                  category=None if column or token_level else "")
 
 
 def _kwargs(call: Call) -> dict[str, Any]:

@@ -25,6 +25,9 @@ class Breach:
     expected: str
     value: Any = None
     facts: Mapping[str, Any] = field(default_factory=dict)
+    #: The category this breach shows when it is not the contract's own ("": none; the
+    #: breach is reported, the message's category decides), ``None`` for the contract's.
+    category: str | None = None
 
 
 @dataclass(frozen=True)
