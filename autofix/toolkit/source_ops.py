@@ -5,13 +5,13 @@ each run by the engine until one passes the fault's proof).
 Each operator reads the provenance of the offending value (:class:`Origin` chains of
 :mod:`autofix.toolkit.provenance`, from the use to where it is made), walks each chain from
 its source end, and offers an :class:`~autofix.toolkit.scope.Option` at every point that
-makes the property, nearest the producer first; then one at the library boundary (the
-tensor maker), then one at the use. The first that passes its run is kept.
+makes the property, nearest the producer first (a cast also where numpy becomes torch, then
+at the use). The engine runs them in that order; the first that passes its run is kept.
 
 - :func:`trailing_axis_options` (``drop-trailing-axis``): a column selected as a table
   (``df[["label"]]`` -> ``df["label"]``), an axis added (``reshape(-1, 1)``,
-  ``unsqueeze(-1)``, ``x[:, None]``, ``np.expand_dims``, ``[[v] for v in ...]``) dropped
-  where it is added; else ``.squeeze(-1)`` on the tensor maker, or at the use;
+  ``unsqueeze(-1)``, ``x[:, None]``, ``np.expand_dims``, ``[[v] for v in ...]``,
+  ``torch.tensor([label])``) dropped where it is added;
 - :func:`cast_options` (``cast-int64``, ``cast-float32``): the element type made the one
   the call needs where the array or tensor is made: ``dtype=`` of a numpy or torch maker
   (``np.zeros(...)`` -> ``np.zeros(..., dtype=np.int64)``), a legacy constructor
@@ -81,7 +81,6 @@ def _dedupe(options: list[tuple[cst.CSTNode, Option]]) -> list[Option]:
 
 
 # -- drop-trailing-axis ----------------------------------------------------------------
-
 
 
 def _drops_axis(recipe: PlannedEdits, node: cst.CSTNode) -> cst.BaseExpression | None:
