@@ -110,9 +110,11 @@ def record(source: str, name: str, mapping: dict[str, int], place: dict[str, Any
 
 def _said(entry: dict[str, Any]) -> str:
     place = entry["place"]
-    where_ = f"{str(place.get('file', '')).rsplit('/', 1)[-1]}:{place.get('line')}"
     name = f" `{entry['name']}`" if entry.get("name") else ""
-    return f"{entry['source']}{name} at {where_}"
+    file = str(place.get("file", "")).rsplit("/", 1)[-1]
+    if entry["source"] == "label map":  # found bound in a frame: where it lives, not a line
+        return f"label map{name} of {place.get('function')}() in {file}"
+    return f"{entry['source']}{name} at {file}:{place.get('line')}"
 
 
 def _public(entry: dict[str, Any]) -> dict[str, Any]:
