@@ -9,6 +9,8 @@ real objects:
   itself, a tensor sharing its storage (``labels.view(-1)`` inside a model is the user's
   ``labels``), or a container that holds it (``batch["labels"]``, ``batch[2]``): each
   ``{"file", "line", "function", "name", "key"}`` (``key`` "" for the value itself);
+  when no name holds it, the tensors it may be rows of (a copy made by indexing:
+  ``features[idx]``), marked ``"rows": True``;
 - ``loaders``: the ``DataLoader``s the user's frames hold (locals, and attributes of a
   local ``self``), and the ``Trainer``s, which build their training loader themselves:
   ``{"file", "line", "function", "name", "kind", "batch_size", "rows", "drop_last",
@@ -91,8 +93,24 @@ def _key_of(container: Any, value: Any) -> str | None:
     return None
 
 
+def _rows_of(candidate: Any, value: Any) -> bool:
+    """``candidate`` is a tensor whose rows ``value`` may be picked from: the same dtype,
+    rank and row shape, at least as many rows (``features[idx]`` copies rows of
+    ``features``: no storage is shared)."""
+    try:
+        return (hasattr(candidate, "untyped_storage") and hasattr(value, "untyped_storage")
+                and candidate is not value and candidate.dtype == value.dtype
+                and candidate.dim() == value.dim() >= 1
+                and tuple(candidate.shape[1:]) == tuple(value.shape[1:])
+                and candidate.shape[0] >= value.shape[0])
+    except Exception:  # noqa: BLE001
+        return False
+
+
 def holders(value: Any, frames: list[Any]) -> list[dict[str, Any]]:
-    """The user's names that hold ``value`` in ``frames`` (user frames, innermost first)."""
+    """The user's names that hold ``value`` in ``frames`` (user frames, innermost first);
+    when none does, the tensors it may be rows of (``"rows": True``: a copy made by
+    indexing, as ``features[idx]``)."""
     out: list[dict[str, Any]] = []
     if value is None:
         return out
@@ -107,6 +125,16 @@ def holders(value: Any, frames: list[Any]) -> list[dict[str, Any]]:
                         "function": frame.f_code.co_name, "name": name, "key": key})
             if len(out) >= MAX_HOLDERS:
                 return out
+    if out:
+        return out
+    for frame in frames:
+        for name, candidate in list(frame.f_locals.items())[:200]:
+            if not name.startswith("__") and _rows_of(candidate, value):
+                out.append({"file": frame.f_code.co_filename, "line": frame.f_lineno,
+                            "function": frame.f_code.co_name, "name": name, "key": "",
+                            "rows": True})
+                if len(out) >= MAX_HOLDERS:
+                    return out
     return out
 
 
