@@ -22,7 +22,7 @@ labels = batch["input_ids"].clone()
 labels[labels == tokenizer.pad_token_id] = -100
 optimizer = torch.optim.AdamW(model.parameters(), lr=2e-3)
 model.train()
-for epoch in range(10):
+for _epoch in range(10):
     for i in range(0, len(texts), 32):
         optimizer.zero_grad()
         out = model(input_ids=batch["input_ids"][i:i + 32],

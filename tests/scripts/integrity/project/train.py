@@ -2,11 +2,10 @@
 faults, a softmax in the model's forward given to CrossEntropyLoss and each split's labels
 mapped to ids in its own order. Prints ``val acc X``; 40 optimizer steps, about a second."""
 import torch
-from torch import nn
-from torch.utils.data import DataLoader
-
 from data import Rows, make_rows
 from model import Classifier
+from torch import nn
+from torch.utils.data import DataLoader
 
 
 class Engine:
