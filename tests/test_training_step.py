@@ -17,10 +17,10 @@ from transformers import get_linear_schedule_with_warmup
 from autofix.categories.catalogue.evidence import misstepped_schedule, schedule_evidence
 from autofix.loop.diagnosis import diagnose_symptom
 from autofix.loop.verdicts import (
+    findings_of,
     invariant_failure,
     metric_regression,
     run_findings,
-    schedule_findings,
 )
 from autofix.reports.formats import covered_text
 from autofix.run.child import plan, schedules
@@ -147,12 +147,12 @@ def run(facts: dict[str, object] | None = None, lrs: list[float] | None = None,
 
 
 def test_a_schedule_stepped_at_the_wrong_level_is_a_finding_in_the_runs_numbers() -> None:
-    found = schedule_findings(run({"schedule": [SCHEDULE]}))
+    found = findings_of(run({"schedule": [SCHEDULE]}))
     assert [f.kind for f in found] == ["scheduler-stepped-per-batch"]
     assert found[0].evidence == schedule_evidence(SCHEDULE)
     assert "StepLR(step_size=1, gamma=0.1) is stepped after every optimizer step at t5.py:45" \
         in found[0].evidence and "at call 3, within the first epoch" in found[0].evidence
-    assert schedule_findings(run({"schedule": [{**SCHEDULE, "sized": ""}]})) == []
+    assert findings_of(run({"schedule": [{**SCHEDULE, "sized": ""}]})) == []
     steps = {**SCHEDULE, "sized": "steps", "stepped": "epoch", "first_epoch": 0.0}
     assert [f.kind for f in run_findings(run({"schedule": [steps]}))] == \
         ["scheduler-stepped-per-epoch"]

@@ -7,9 +7,9 @@ one registry (:mod:`autofix.categories.registry`). Traceback text is read by
 :mod:`autofix.categories.sites`.
 
 Imports: :mod:`autofix.types`, :mod:`autofix.paths`, the child's contract
-(:mod:`autofix.run.child.contract`) and the call contracts' declarations
-(:mod:`autofix.run.child.call_contracts`) only; nothing of the loop, the runner, git or
-reports.
+(:mod:`autofix.run.child.contract`), the call contracts' declarations
+(:mod:`autofix.run.child.call_contracts`) and the stall rule the child and the parent share
+(:mod:`autofix.run.child.symptoms`) only; nothing of the loop, the runner, git or reports.
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ library's message included (``advise``), how its evidence is worded for a person
 (``explain``), a rerun it needs before it is trusted (``rerun_env``), the root causes
 behind a symptom (``root_causes``), a trial fix it proposes for a healthy run whose
 evidence still shows the fault (``trial``), and why autofix makes no edit for it (``no_recipe``).
+A fault that raises nothing is found by hooks the engine calls over the whole registry: on a
+run's facts (``findings``; ``symptom_finding`` for a symptom that is a finding instead of a
+failure), whether a finding is only advice (``advisory``).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from pathlib import Path
 
 from autofix.categories.breaches import breach_of
 from autofix.categories.failure import Failure
-from autofix.types import Diagnosis, ProbeReport, RunResult
+from autofix.types import Diagnosis, Finding, ProbeReport, RunResult
 
 #: The saved example tracebacks, one folder per category id.
 EXAMPLES_DIR = Path(__file__).parent / "examples"
@@ -29,12 +32,15 @@ EXAMPLES_DIR = Path(__file__).parent / "examples"
 
 class Kind(str, enum.Enum):
     """How a category shows: a traceback, a training symptom the probe confirms, a root
-    cause found behind a symptom, or a property of the run itself."""
+    cause found behind a symptom, a property of the run itself, or a finding of a run that
+    trained."""
 
     ERROR = "error"
     SYMPTOM = "symptom"
     ROOT_CAUSE = "root-cause"
     RUN = "run"
+    #: Something a run that trained without an error got wrong (a :class:`Finding`).
+    FINDING = "finding"
 
 
 @dataclass(frozen=True)
@@ -135,6 +141,18 @@ class Category:
     #: this fault (a category with a ``check`` and no ``patterns`` or ``types`` is matched
     #: on its facts alone, and needs them).
     needs_facts: bool = False
+    #: What a run that raised nothing still got wrong of this fault, read from its facts
+    #: (the probe's ``train_facts``, its trainers and steps): findings of this category's id
+    #: (empty: none). Called on every run judged healthy, in registration order.
+    findings: Callable[[RunResult], list[Finding]] | None = None
+    #: For a run whose probe confirmed a symptom: the finding of this category's id that
+    #: symptom stands for instead of a failure (a flat loss with no known cause is learning
+    #: slowly), else ``None``. A run one of these answers for is healthy.
+    symptom_finding: Callable[[RunResult], Finding | None] | None = None
+    #: A finding that is advice, not a fault (a loss that falls, but slowly, may be the
+    #: script's own pace): a session that leaves it ends ``clean``, one that leaves any
+    #: other finding ``findings``.
+    advisory: bool = False
     compiled: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -18,7 +18,7 @@ from autofix.categories import (
 )
 from autofix.categories.breaches import breach_of, failing_call
 from autofix.categories.catalogue.divergence import divergence_evidence
-from autofix.categories.catalogue.evidence import evidence_advice
+from autofix.categories.catalogue.symptoms import stall_advice
 from autofix.categories.failure import Failure
 from autofix.categories.sites import all_frames, frame_keys, raised_site
 from autofix.categories.tracebacks import inner_message, parse_traceback
@@ -264,41 +264,6 @@ def diagnose_symptom(run: RunResult) -> Diagnosis | None:
         causes=tuple(causes),
         hint=" ".join(advice) if advice and not causes else stalled.hint,
     )
-
-
-#: Under this fraction of trainable parameters the base model counts as frozen (a
-#: MiniLM-L6 classification head is 0.5 % of its 22.7 M parameters).
-FROZEN_FRACTION = 0.05
-
-
-def stall_advice(run: RunResult) -> list[str]:
-    """Root causes of a stall that autofix reports with advice (no recipe is sure), found
-    in the run's facts: a learning rate of 0 (a schedule that ends before the budget), a
-    learning rate still rising (warmup longer than the budget), a frozen base model; first
-    the cause the optimizer-step evidence named, when it has no category of its own."""
-    step = evidence_advice(run.probe)
-    out = [step] if step else []
-    rates = [s.lr for s in run.probe.steps if s.lr is not None]
-    zero = next((s.step for s in run.probe.steps if s.lr is not None and s.lr <= 1e-12), 0)
-    if zero and zero < len(run.probe.steps):
-        out.append(f"the learning rate is 0 from step {zero} on: the scheduler reaches 0 "
-                   "before training ends (check num_training_steps of the scheduler against "
-                   "the real number of optimizer steps)")
-    elif len(rates) > 10 and rates[-1] > rates[len(rates) // 2] * 1.01 and \
-            all(b >= a for a, b in zip(rates, rates[1:], strict=False)):
-        out.append(f"the learning rate is still rising at step {len(rates)} "
-                   f"({rates[-1]:g}): the warmup is longer than the training seen (lower "
-                   "num_warmup_steps / warmup_ratio)")
-    facts = run.probe.facts
-    total, trainable = facts.get("params_total"), facts.get("params_trainable")
-    if isinstance(total, int) and isinstance(trainable, int) and total:
-        if trainable == 0:
-            out.append("no parameter requires grad: nothing can learn")
-        elif trainable / total < FROZEN_FRACTION:
-            out.append(f"only {trainable:,} of {total:,} parameters "
-                       f"({100 * trainable / total:.1f} %) are trainable: the base model is "
-                       "frozen, only the new head learns (unfreeze it, or raise the lr)")
-    return out
 
 
 def _nan_diagnosis(symptom: SymptomReport, float16: bool = False,

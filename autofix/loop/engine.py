@@ -33,8 +33,8 @@ from autofix.loop.fixgroups import FixGroup, symptom_of
 from autofix.loop.logits_scan import logits_metric_diagnoses
 from autofix.loop.messages import commit_message
 from autofix.loop.verdicts import (
-    ADVISORY_FINDINGS,
     FINDING,
+    advisory,
     chance_of,
     fault_diagnosis,
     healthy_evidence,
@@ -588,7 +588,7 @@ class _Session:
             return self.finish(Status.FIXED, f"after {fixes} the script runs to its end "
                                              f"without an error, but {NOTHING_TRAINED}, so "
                                              f"autofix could not check that it trains{note}")
-        faults = [f.kind for f in self.result.findings if f.kind not in ADVISORY_FINDINGS]
+        faults = [f.kind for f in self.result.findings if not advisory(f.kind)]
         if faults:  # a fault's finding left standing is never "clean"
             kinds = ", ".join(dict.fromkeys(faults))
             why = "no fix for it proved itself" if any(self.recipes(k) for k in faults) \

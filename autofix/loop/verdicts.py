@@ -6,23 +6,15 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from autofix.categories import get_category, is_category
+from autofix.categories import all_categories, get_category, is_category
 from autofix.categories.catalogue.divergence import GROWING_TRIAL
-from autofix.categories.catalogue.evidence import (
-    EPOCHS,
-    STEPS,
-    misstepped_schedule,
-    schedule_evidence,
-)
-from autofix.loop.diagnosis import diagnose, diagnose_symptom, stall_advice
+from autofix.categories.catalogue.evidence import EPOCHS, STEPS, misstepped_schedule
+from autofix.loop.diagnosis import diagnose, diagnose_symptom
 from autofix.run.child.symptoms import (
-    FLAT_EVIDENCE,
-    STALL_RATIO,
     WINDOW,
     ZERO_LR,
     Chance,
     LossMonitor,
-    fit,
     t95,
 )
 from autofix.types import (
@@ -48,7 +40,7 @@ def judge(run: RunResult, script: Path, root: str = "") -> Healthy | Diagnosis:
     clean_end = run.outcome in (RunOutcome.OK, RunOutcome.BUDGET) and run.probe.exception is None
     if clean_end and run.probe.faults and run.probe.symptom is None:
         return fault_diagnosis(run.probe.faults[0], run.probe)
-    if clean_end and finite and unexplained_flat(run) is not None:
+    if clean_end and finite and symptom_findings(run):
         return Healthy(healthy_evidence(run), False)  # learning slowly (findings_of)
     if run.outcome in (RunOutcome.OK, RunOutcome.BUDGET) and run.probe.symptom is None \
             and finite:
@@ -78,29 +70,19 @@ def monitor_of(probe: ProbeReport, losses: list[float]) -> LossMonitor:
 PREFLIGHT_FAULT = "preflight"
 
 
-def unexplained_flat(run: RunResult) -> Finding | None:
-    """The finding ``learning-slowly`` for a flat-loss stall verdict (the child's
-    :meth:`LossMonitor.flat`: near chance, no significant fall) that has no known cause in
-    the run's facts, else ``None``. A stall autofix can neither explain nor fix is not
-    called a failure: no lr of 1e-3 or more, no lr of 0 or still warming up, no frozen
-    base, no loss on logits. Measured on the false-alarm grid (2026-12-01): MiniLM at lr
-    1e-5, batch 32, 2 classes, a hand loop of 75 steps falls 0.697 -> 0.686 with little
-    noise; the flat rule called that a stall, and it was a slow, healthy run."""
-    symptom = run.probe.symptom
-    if symptom is None or symptom.kind != "stalled-loss" \
-            or not symptom.evidence.startswith(FLAT_EVIDENCE):
-        return None
-    stalled = get_category("stalled-loss")
-    if any(rule.found(run.probe) for rule in stalled.root_causes) or stall_advice(run) \
-            or run.probe.faults:
-        return None
-    rates = [s.lr for s in run.probe.steps if s.lr is not None]
-    lr = f"a learning rate of {max(rates):g}" if rates else "an unknown learning rate"
-    return Finding("learning-slowly", symptom.step,
-                   f"learning slowly: {symptom.evidence[len(FLAT_EVIDENCE):]}; no known cause "
-                   f"of a stall ({lr}, trainable weights, a loss that fits the outputs), so "
-                   "this is a finding, not a failure: train longer or raise the learning rate "
-                   "if it should learn faster")
+def symptom_findings(run: RunResult) -> list[Finding]:
+    """The findings the run's confirmed symptom stands for instead of a failure, one per
+    category that answers for it (``Category.symptom_finding``: a flat loss with no known
+    cause is learning slowly); empty when there is none, or no symptom."""
+    if run.probe.symptom is None:
+        return []
+    return [found for category in all_categories() if category.symptom_finding is not None
+            if (found := category.symptom_finding(run)) is not None]
+
+
+def advisory(kind: str) -> bool:
+    """True for a finding ``kind`` that is advice, not a fault (``Category.advisory``)."""
+    return is_category(kind) and get_category(kind).advisory
 
 
 def fault_diagnosis(fault: PreflightFault, probe: ProbeReport | None = None) -> Diagnosis:
@@ -130,8 +112,7 @@ def healthy_evidence(run: RunResult) -> str:
     tail = losses[-WINDOW:]
     extended = f" (budget extended to {run.probe.extended_to} steps: the verdict was " \
         "unclear at the step budget)" if run.probe.extended_to else ""
-    slow = next((f"; {f.evidence}" for f in run.probe.findings
-                 if f.kind == "learning-slowly"), "")
+    slow = next((f"; {f.evidence}" for f in run.probe.findings if advisory(f.kind)), "")
     return (f"{len(run.probe.steps)} steps, loss {losses[0]:.3f} at step 1, "
             f"{sum(tail) / len(tail):.3f} over the last {len(tail)} steps{extended}{slow}")
 
@@ -182,11 +163,6 @@ def proof_failure(run: RunResult, symptom: str = "") -> str:
             f"{WINDOW} steps: {monitor.window_mean():.3f}, {len(monitor.losses)} steps)")
 
 
-#: Findings that are advice, not faults: a loss that falls but slowly may be the script's
-#: own pace. The others say the script trains wrongly, and a session that leaves one ends
-#: ``findings`` (exit 1), never ``clean``.
-ADVISORY_FINDINGS = frozenset({"learning-slowly"})
-
 #: ``Diagnosis.via`` of a fix for a healthy run's finding (``zero-grad-missing``): the
 #: finding's kind names a category with a recipe, and the fix owes :func:`finding_failure`'s
 #: proof rather than a loss under the chance level (a regression has no chance level).
@@ -215,160 +191,13 @@ def run_findings(run: RunResult) -> list[Finding]:
 
 def findings_of(run: RunResult) -> list[Finding]:
     """What a run that raised nothing and stalled nowhere still got wrong (issue 8,
-    "trains, but wrongly"): class ids regressed by a 1-output head, a hand loop whose
-    optimizer never steps (or never zeroes its gradients), one class predicted for every
-    row (:func:`constant_prediction`), a model evaluated in training mode
-    (:func:`train_mode_eval`), float16 weights trained directly.
-    Reported, never a failure. A flat loss with no known cause comes first
-    (:func:`unexplained_flat`)."""
-    flat = unexplained_flat(run)
-    out = [flat] if flat is not None else []
-    for trainer in run.probe.trainers:
-        train = next((d for d in trainer.datasets if d.role == "train"), None)
-        if trainer.num_labels == 1 and train is not None and train.label_kind == "int" \
-                and (train.label_classes or 0) + (train.label_max or 0) >= 1:
-            out.append(Finding("regression-on-class-ids", 0,
-                               f"the model has num_labels=1, so Trainer fits a regression (MSE) "
-                               f"to the integer class ids of column '{train.label_column}' "
-                               f"(up to {train.label_max or train.label_classes}); for "
-                               "classification set num_labels to the number of classes"))
-    facts = run.probe.facts
-    steps, backward = facts.get("optimizer_steps", 0), facts.get("backward_calls", 0)
-    if isinstance(backward, int) and backward >= 2 and steps == 0:
-        out.append(Finding("optimizer-never-steps", 0,
-                           f"loss.backward() ran {backward} times but optimizer.step() never "
-                           "did: the model never changes (a missing optimizer.step(), or a "
-                           "gradient accumulation that does not step within the run)"))
-    if isinstance(steps, int) and steps >= 2 and backward and facts.get("zero_grad_calls") == 0:
-        out.append(Finding("zero-grad-missing", 0,
-                           f"{steps} optimizer steps and no zero_grad(): gradients add up "
-                           "from step to step (call optimizer.zero_grad() after each step)"))
-    eval_mode = train_mode_eval(run)
-    if eval_mode is not None:
-        out.append(eval_mode)
-    out += schedule_findings(run)
-    constant = constant_prediction(run)
-    if constant is not None:
-        out.append(constant)
-    if facts.get("param_dtype") == "torch.float16" and run.probe.steps:
-        out.append(Finding("float16-weights", 0,
-                           "the model's weights are float16 and are trained directly: "
-                           "updates under float16 resolution vanish and the loss overflows "
-                           "easily (load in float32 and use mixed precision, fp16=True / "
-                           "torch.autocast)"))
-    return out
-
-
-#: Fewest labelled rows among the last training batches for the constant-prediction
-#: finding (two batches of 16): fewer rows say little about what the model predicts.
-CONSTANT_MIN_ROWS = 32
-#: The other classes must hold at least this share of those rows ("the data has several").
-CONSTANT_MIN_OTHERS = 0.1
-#: Fewest optimizer steps for the constant-prediction finding: autofix's default budget.
-#: A healthy model first learns the class frequencies, then the inputs: measured on a tiny
-#: BERT with 80/20 labels it can learn (lr 1e-3, seeds 0-2), every row was predicted as
-#: the majority class up to steps 30-40, never over steps 51-60.
-CONSTANT_MIN_STEPS = 60
-
-
-def label_entropy(labels: list[int]) -> float:
-    """Entropy (nats) of the label frequencies in ``labels``: the cross-entropy of a model
-    that predicts those frequencies for every row (it learned the classes' shares only)."""
-    n = len(labels)
-    counts = [labels.count(c) for c in sorted(set(labels))]
-    return -sum(k / n * math.log(k / n) for k in counts)
-
-
-def constant_prediction(run: RunResult) -> Finding | None:
-    """``constant-prediction``: at the end of the run the model predicted one class for
-    every row of its last training batches (argmax of the logits, the probe's
-    ``recent_predicted``), while those rows' labels hold several classes (the others at
-    least :data:`CONSTANT_MIN_OTHERS` of :data:`CONSTANT_MIN_ROWS` rows or more), and the
-    loss of the last steps is no better than predicting the label frequencies
-    (>= ``STALL_RATIO`` x their entropy): the model learned how often each class occurs,
-    nothing from the inputs (labels not aligned with the inputs, a heavy class imbalance).
-
-    Never for a run shorter than :data:`CONSTANT_MIN_STEPS` (a healthy model predicts the
-    majority class while it learns the frequencies first), one whose loss over the last
-    half of the steps still falls significantly (95 % interval of the slope, as the stall
-    rule), nor one reported as learning slowly (a loss still at chance is what a slow
-    start looks like; that finding already says so). ``None`` when the facts are missing
-    (Keras: no logits are seen)."""
-    facts = run.probe.facts
-    preds, labels = facts.get("recent_predicted"), facts.get("recent_labels")
-    if not isinstance(preds, list) or not isinstance(labels, list) \
-            or len(preds) != len(labels) or len(labels) < CONSTANT_MIN_ROWS:
-        return None
-    losses = [s.loss for s in run.probe.steps if s.loss is not None and math.isfinite(s.loss)]
-    if len(losses) < CONSTANT_MIN_STEPS \
-            or any(f.kind == "learning-slowly" for f in run.probe.findings):
-        return None
-    trend = fit(losses[-(len(losses) // 2):])
-    if trend is not None and trend.slope + trend.half < 0:
-        return None  # the loss still falls significantly: the model is leaving the prior
-    if len(set(preds)) != 1:
-        return None
-    predicted = preds[0]
-    others = sum(1 for y in labels if y != predicted)
-    if others < CONSTANT_MIN_OTHERS * len(labels):
-        return None
-    prior = label_entropy(labels)
-    recent = sum(losses[-WINDOW:]) / len(losses[-WINDOW:])
-    if recent < STALL_RATIO * prior:
-        return None
-    shares = ", ".join(f"{c}: {labels.count(c)}" for c in sorted(set(labels)))
-    return Finding("constant-prediction", len(run.probe.steps),
-                   f"the model predicts class {predicted} for every one of the last "
-                   f"{len(labels)} training rows while their labels hold several classes "
-                   f"({shares}); the loss of the last {WINDOW} steps, {recent:.3f}, is no "
-                   f"better than predicting those class frequencies ({prior:.3f}): it learned "
-                   "how often each class occurs, nothing from the inputs. Check that the "
-                   "labels are aligned with the inputs (not shuffled or sorted separately), "
-                   "the class balance (class weights, resampling) and the learning rate")
-
-
-def train_mode_eval(run: RunResult) -> Finding | None:
-    """``eval-without-eval-mode``: a forward of the user's model in training mode whose
-    output was not trained on (the probe's ``train_mode_evals``: a call site whose forwards
-    ran under ``torch.no_grad()`` / ``torch.inference_mode()``, or whose outputs no
-    ``backward()`` reached by the end of the run), the model holding a dropout (p > 0) or
-    a batch norm layer: its outputs are noisy and batch norm learns from the evaluated
-    data. The evidence names the first such line. ``None`` when the facts are missing or
-    there is no such site."""
-    sites = [s for s in run.probe.facts.get("train_mode_evals") or [] if isinstance(s, dict)]
-    if not sites:
-        return None
-    first = sites[0]
-    how = "under no_grad" if first.get("no_grad") else \
-        "with gradients on, its outputs never backpropagated"
-    calls = sum(int(s.get("calls") or 0) for s in sites)
-    evals = run.probe.facts.get("no_grad_eval_calls") or 0
-    return Finding("eval-without-eval-mode", 0,
-                   f"the model was evaluated in training mode at {first.get('file')}:"
-                   f"{first.get('line')} ({first.get('model')} with {first.get('layer')}, "
-                   f"{how}): {calls} forwards not trained on without model.eval() "
-                   f"({evals} in eval mode), so dropout stays on and batch norm normalises "
-                   "with each evaluated batch (and updates its running statistics from it): "
-                   "call model.eval() before evaluating and model.train() before training "
-                   "again")
-
-
-#: The finding each misjudged schedule size gives (``autofix/run/child/schedules.py``).
-SCHEDULE_FINDINGS = ((EPOCHS, "scheduler-stepped-per-batch"),
-                     (STEPS, "scheduler-stepped-per-epoch"))
-
-
-def schedule_findings(run: RunResult) -> list[Finding]:
-    """``scheduler-stepped-per-batch`` / ``scheduler-stepped-per-epoch``: an lr schedule the
-    child judged counted in epochs and stepped after every optimizer step, or counted in
-    optimizer steps and stepped less often (the run's ``schedule`` facts: the scheduler's
-    class and parameters against the loop's epochs and batches); one finding each."""
-    out = []
-    for sized, kind in SCHEDULE_FINDINGS:
-        entry = misstepped_schedule(run.probe, sized)
-        if entry is not None:
-            out.append(Finding(kind, 0, schedule_evidence(entry)))
-    return out
+    "trains, but wrongly"), found by the registered categories' hooks: first the finding
+    a symptom stands for (:func:`symptom_findings`: a flat loss with no known cause), then
+    each category's findings on the run's facts (``Category.findings``), in registration
+    order. Reported, never a failure."""
+    return [*symptom_findings(run),
+            *(found for category in all_categories() if category.findings is not None
+              for found in category.findings(run))]
 
 
 #: The fixes that must show their invariant holding on the next run, and the script's own
@@ -449,7 +278,8 @@ def invariant_failure(before: RunResult, after: RunResult, category: str) -> str
     there), or the script's own evaluation worse (:func:`metric_regression`)."""
     if category not in INVARIANT_FIXES:
         return ""
-    for sized, kind in SCHEDULE_FINDINGS:
+    for sized, kind in ((EPOCHS, "scheduler-stepped-per-batch"),
+                        (STEPS, "scheduler-stepped-per-epoch")):
         if kind == category and misstepped_schedule(after.probe, sized) is not None:
             return f"{kind} is still found after it"
     if category.startswith("scheduler-"):

@@ -5,14 +5,18 @@ data structures recognised from the facts at the failure (they need those facts,
 never fire on a message alone and come first), the course's faults, drift between the
 script's classes and the libraries, the reported ones, saving and reloading what was
 trained (checkpoints), the libraries' own advice (what no category above claimed), the
-training symptoms and their root causes, a diverging loss's causes, then the run's own
-outcomes (``reads-stdin``, ``timeout``, ``unknown``).
+training symptoms and their root causes, a diverging loss's causes, the step evidence's
+causes and findings, what else a run that trained shows (findings), the silent faults of
+data and evaluation, then the run's own outcomes (``reads-stdin``, ``timeout``,
+``unknown``). A category that raises nothing (no ``patterns``, ``types`` or ``check``) is
+never matched against an exception: its place only orders the findings it reports.
 Adding a category is one entry in the family module it belongs to (``docs/recipes.md``
 walks through it); its recipes go into the recipes' folder of the same name
 (``recipes/labels/`` for the categories of ``labels.py``).
 
 Imports: autofix.types, autofix.paths, autofix.categories, autofix.run.child.contract,
-autofix.run.child.call_contracts (the contracts' own declarations: standard library only).
+autofix.run.child.call_contracts (the contracts' own declarations: standard library only),
+autofix.run.child.symptoms (the stall rule the child and the parent share).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from autofix.categories.catalogue.llm import LLM
 from autofix.categories.catalogue.reported import REPORTED
 from autofix.categories.catalogue.run import READS_STDIN, TIMEOUT, UNKNOWN
 from autofix.categories.catalogue.symptoms import (
+    FINDINGS,
     LR_TOO_HIGH,
     ROOT_CAUSES,
     SLOW_TRIAL,
@@ -43,13 +48,14 @@ from autofix.categories.registry import register_category
 #: Every built-in category, in classification order.
 BUILT_IN: tuple[Category, ...] = (*LLM, *LABELS, *VALUES, *CONTRACTS, *DECLARED, *DATA,
                                   *COURSE, *DRIFT, *REPORTED, *CHECKPOINTS, *ADVICE, *SYMPTOMS,
-                                  *ROOT_CAUSES, *DIVERGENCE, *STEP_ROOT_CAUSES, *INTEGRITY,
+                                  *ROOT_CAUSES, *DIVERGENCE, *STEP_ROOT_CAUSES, *FINDINGS,
+                                  *INTEGRITY,
                                   READS_STDIN, TIMEOUT, UNKNOWN)
 
 for _category in BUILT_IN:
     register_category(_category)
 
 __all__ = ["ADVICE", "BUILT_IN", "CHECKPOINTS", "CONTRACTS", "COURSE", "DATA", "DECLARED",
-           "DIVERGENCE", "DRIFT", "INTEGRITY", "LABELS", "LLM", "LR_TOO_HIGH", "READS_STDIN",
-           "REPORTED", "ROOT_CAUSES", "SLOW_TRIAL", "STEP_ROOT_CAUSES", "SYMPTOMS", "TIMEOUT",
-           "UNKNOWN", "VALUES"]
+           "DIVERGENCE", "DRIFT", "FINDINGS", "INTEGRITY", "LABELS", "LLM", "LR_TOO_HIGH",
+           "READS_STDIN", "REPORTED", "ROOT_CAUSES", "SLOW_TRIAL", "STEP_ROOT_CAUSES",
+           "SYMPTOMS", "TIMEOUT", "UNKNOWN", "VALUES"]

@@ -13,10 +13,11 @@ optimizer over other parameters, a frozen base).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from autofix.categories.model import Category, Kind, RootCause
-from autofix.types import ProbeReport
+from autofix.types import Finding, ProbeReport, RunResult
 
 
 def step_cause(probe: ProbeReport) -> str:
@@ -140,7 +141,77 @@ def _per_batch_advice(probe: ProbeReport) -> str:
             "epoch loop): the schedule's step_size, milestones or T_max count epochs")
 
 
-#: Root causes of a stall the step evidence names (a recipe, or advice).
+def _optimizer_never_steps(run: RunResult) -> list[Finding]:
+    """``optimizer-never-steps``: a hand loop whose ``backward()`` ran twice or more while
+    ``optimizer.step()`` never did (the run's ``backward_calls``, ``optimizer_steps``)."""
+    facts = run.probe.facts
+    steps, backward = facts.get("optimizer_steps", 0), facts.get("backward_calls", 0)
+    if not isinstance(backward, int) or backward < 2 or steps != 0:
+        return []
+    return [Finding("optimizer-never-steps", 0,
+                    f"loss.backward() ran {backward} times but optimizer.step() never did: "
+                    "the model never changes (a missing optimizer.step(), or a gradient "
+                    "accumulation that does not step within the run)")]
+
+
+def _zero_grad_missing(run: RunResult) -> list[Finding]:
+    """``zero-grad-missing``: two or more optimizer steps after ``backward()`` and not one
+    ``zero_grad()`` call (the run's ``optimizer_steps``, ``zero_grad_calls``)."""
+    facts = run.probe.facts
+    steps, backward = facts.get("optimizer_steps", 0), facts.get("backward_calls", 0)
+    if not isinstance(steps, int) or steps < 2 or not backward \
+            or facts.get("zero_grad_calls") != 0:
+        return []
+    return [Finding("zero-grad-missing", 0,
+                    f"{steps} optimizer steps and no zero_grad(): gradients add up from step "
+                    "to step (call optimizer.zero_grad() after each step)")]
+
+
+def train_mode_eval(run: RunResult) -> Finding | None:
+    """``eval-without-eval-mode``: a forward of the user's model in training mode whose
+    output was not trained on (the probe's ``train_mode_evals``: a call site whose forwards
+    ran under ``torch.no_grad()`` / ``torch.inference_mode()``, or whose outputs no
+    ``backward()`` reached by the end of the run), the model holding a dropout (p > 0) or
+    a batch norm layer: its outputs are noisy and batch norm learns from the evaluated
+    data. The evidence names the first such line. ``None`` when the facts are missing or
+    there is no such site."""
+    sites = [s for s in run.probe.facts.get("train_mode_evals") or [] if isinstance(s, dict)]
+    if not sites:
+        return None
+    first = sites[0]
+    how = "under no_grad" if first.get("no_grad") else \
+        "with gradients on, its outputs never backpropagated"
+    calls = sum(int(s.get("calls") or 0) for s in sites)
+    evals = run.probe.facts.get("no_grad_eval_calls") or 0
+    return Finding("eval-without-eval-mode", 0,
+                   f"the model was evaluated in training mode at {first.get('file')}:"
+                   f"{first.get('line')} ({first.get('model')} with {first.get('layer')}, "
+                   f"{how}): {calls} forwards not trained on without model.eval() "
+                   f"({evals} in eval mode), so dropout stays on and batch norm normalises "
+                   "with each evaluated batch (and updates its running statistics from it): "
+                   "call model.eval() before evaluating and model.train() before training "
+                   "again")
+
+
+def _train_mode_eval(run: RunResult) -> list[Finding]:
+    found = train_mode_eval(run)
+    return [found] if found is not None else []
+
+
+def misstepped_findings(sized: str, kind: str) -> Callable[[RunResult], list[Finding]]:
+    """The findings hook of a schedule stepped at the wrong loop level: ``kind`` (the
+    category's id) for the first lr schedule of the run's ``schedule`` facts the child
+    judged ``sized`` (:data:`EPOCHS`: counted in epochs and stepped after every optimizer
+    step; :data:`STEPS`: counted in optimizer steps and stepped less often)."""
+    def found(run: RunResult) -> list[Finding]:
+        entry = misstepped_schedule(run.probe, sized)
+        return [Finding(kind, 0, schedule_evidence(entry))] if entry is not None else []
+    return found
+
+
+#: Root causes of a stall the step evidence names (a recipe, or advice), and what the
+#: facts of a hand loop's training step show on a run that raised nothing (findings, in the
+#: order they are reported).
 ROOT_CAUSES: tuple[Category, ...] = (
     Category(
         id="zero-grad-before-step",
@@ -150,12 +221,24 @@ ROOT_CAUSES: tuple[Category, ...] = (
         kind=Kind.ROOT_CAUSE,
     ),
     Category(
+        id="optimizer-never-steps",
+        title="a hand loop that calls loss.backward() but never optimizer.step(): the model "
+              "never changes",
+        hint="call optimizer.step() after loss.backward() (a run finding: the probe counts "
+             "backward() calls and optimizer steps)",
+        no_recipe="where the step belongs (every batch, or every few batches of a gradient "
+                  "accumulation) is the script's design: the finding names the counts",
+        kind=Kind.FINDING,
+        findings=_optimizer_never_steps,
+    ),
+    Category(
         id="zero-grad-missing",
         title="a hand loop that steps its optimizer but never clears the gradients: every "
               "step adds this batch's gradients to all the earlier ones",
         hint="call optimizer.zero_grad() after each optimizer.step() (a run finding: the "
              "probe counts steps, backward() and zero_grad() calls)",
         kind=Kind.ROOT_CAUSE,
+        findings=_zero_grad_missing,
     ),
     Category(
         id="eval-without-eval-mode",
@@ -165,13 +248,7 @@ ROOT_CAUSES: tuple[Category, ...] = (
              "training resumes (a run finding: the probe counts dropout and batch norm "
              "calls under no_grad in training mode)",
         kind=Kind.ROOT_CAUSE,
-    ),
-    Category(
-        id="scheduler-stepped-per-epoch",
-        title="a learning-rate schedule sized in optimizer steps but stepped once per epoch",
-        hint="call scheduler.step() after each optimizer.step(), inside the batch loop",
-        advice=_scheduler_advice,
-        kind=Kind.ROOT_CAUSE,
+        findings=_train_mode_eval,
     ),
     Category(
         id="scheduler-stepped-per-batch",
@@ -182,6 +259,15 @@ ROOT_CAUSES: tuple[Category, ...] = (
              "and batches, and counts its step() calls)",
         advice=_per_batch_advice,
         kind=Kind.ROOT_CAUSE,
+        findings=misstepped_findings(EPOCHS, "scheduler-stepped-per-batch"),
+    ),
+    Category(
+        id="scheduler-stepped-per-epoch",
+        title="a learning-rate schedule sized in optimizer steps but stepped once per epoch",
+        hint="call scheduler.step() after each optimizer.step(), inside the batch loop",
+        advice=_scheduler_advice,
+        kind=Kind.ROOT_CAUSE,
+        findings=misstepped_findings(STEPS, "scheduler-stepped-per-epoch"),
     ),
     Category(
         id="eval-loader-shuffled",

@@ -35,9 +35,9 @@ from autofix.categories.failure import (
     sizes_in_message,
     user_values_of_kind,
 )
-from autofix.categories.model import Category
+from autofix.categories.model import Category, Kind
 from autofix.categories.script_terms import argument_on
-from autofix.types import ProbeReport
+from autofix.types import Finding, ProbeReport, RunResult
 
 #: The ignore index of torch's and transformers' losses (labels the loss skips).
 IGNORE_INDEX = -100
@@ -448,6 +448,23 @@ def _misaligned(failure: Failure) -> bool | None:
     return None
 
 
+def _regression_on_class_ids(run: RunResult) -> list[Finding]:
+    """``regression-on-class-ids``: a ``Trainer`` whose model has ``num_labels=1`` given a
+    training split of integer labels above 0 (the run's trainer facts): it fits an MSE
+    regression to class ids."""
+    out = []
+    for trainer in run.probe.trainers:
+        train = next((d for d in trainer.datasets if d.role == "train"), None)
+        if trainer.num_labels == 1 and train is not None and train.label_kind == "int" \
+                and (train.label_classes or 0) + (train.label_max or 0) >= 1:
+            out.append(Finding("regression-on-class-ids", 0,
+                               f"the model has num_labels=1, so Trainer fits a regression (MSE) "
+                               f"to the integer class ids of column '{train.label_column}' "
+                               f"(up to {train.label_max or train.label_classes}); for "
+                               "classification set num_labels to the number of classes"))
+    return out
+
+
 LABELS: tuple[Category, ...] = (
     Category(
         id="placeholder-labels",
@@ -657,6 +674,17 @@ LABELS: tuple[Category, ...] = (
         raised_in=("loss",),
         examples=("v4-tf.txt",),
         hint="the one-hot width (to_categorical infers max(code) + 1) must equal num_labels",
+    ),
+    Category(
+        id="regression-on-class-ids",
+        title="a head with num_labels=1 trained on integer class ids: Trainer fits an MSE "
+              "regression to the ids instead of classifying",
+        hint="for classification set num_labels to the number of classes (a run finding: the "
+             "probe reads the head's width and the training labels)",
+        no_recipe="a 1-output head on integer labels may be a real regression: the finding "
+                  "names the column and its range",
+        kind=Kind.FINDING,
+        findings=_regression_on_class_ids,
     ),
 )
 

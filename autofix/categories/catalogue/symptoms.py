@@ -1,14 +1,19 @@
 """Training symptoms the probe confirms while the script trains (no traceback), the root
-causes behind them that have recipes, and the trial a healthy but slow run gets."""
+causes behind them that have recipes, the trial a healthy but slow run gets, and what the
+losses and outputs of a run that trained without a fault still show (findings: learning
+slowly, one class predicted for every row, float16 weights trained directly)."""
 
 from __future__ import annotations
 
+import math
+
 from autofix.categories.catalogue.course import label_count_advice
 from autofix.categories.catalogue.divergence import DIVERGENCE_CAUSES
-from autofix.categories.catalogue.evidence import STEP_CAUSES, step_cause
+from autofix.categories.catalogue.evidence import STEP_CAUSES, evidence_advice, step_cause
 from autofix.categories.model import Category, Kind, RootCause
 from autofix.run.child.contract import PROBABILITY_LOSSES
-from autofix.types import Diagnosis, ProbeReport, RunResult
+from autofix.run.child.symptoms import FLAT_EVIDENCE, STALL_RATIO, WINDOW, fit
+from autofix.types import Diagnosis, Finding, ProbeReport, RunResult
 
 #: Learning rates at or above this are too high to fine-tune a pretrained transformer: the
 #: HF course (chapter 8) advises 1e-5 to 1e-4; 1e-3 is Adam's and Keras' "adam" default.
@@ -34,8 +39,9 @@ def _lr_too_high(probe: ProbeReport) -> bool:
         or step_cause(probe) == "lr-too-high"  # float32 1e-3 > 1e-3
 
 
-#: ``via`` of a diagnosis made from a healthy run that was not clearly learning (the
-#: ``learning-slowly`` finding): its fix is a trial, kept only when the next run proves it.
+#: The finding of a run not clearly learning (the child's final verdict, or a flat stall
+#: with no known cause: :func:`unexplained_flat`); also the ``via`` of a diagnosis made from
+#: such a healthy run: its fix is a trial, kept only when the next run proves it.
 SLOW_TRIAL = "learning-slowly"
 
 
@@ -53,7 +59,7 @@ def slow_at_high_lr(run: RunResult) -> Diagnosis | None:
     base (the step evidence's ``frozen``): a linear probe's usual rate is 1e-4 to 1e-3
     (:data:`autofix.run.child.evidence.PROBE_LR`).
     """
-    slow = next((f for f in run.probe.findings if f.kind == "learning-slowly"), None)
+    slow = next((f for f in run.probe.findings if f.kind == SLOW_TRIAL), None)
     evidence = run.probe.facts.get("step_evidence")
     if isinstance(evidence, dict) and evidence.get("frozen") is True:
         return None  # a head on a frozen base (a linear probe): 1e-3 is its usual rate
@@ -116,34 +122,95 @@ def lr_trial(run: RunResult) -> Diagnosis | None:
     return slow_at_high_lr(run) or fast_on_pretrained(run)
 
 
-SYMPTOMS: tuple[Category, ...] = (
-    Category(
-        id="nan-loss",
-        advice=label_count_advice,
-        no_recipe="no recipe for it",
-        title="the loss became NaN or infinite",
-        hint="the evidence names the first non-finite step, the loss and gradient norm "
-             "before it, the inputs' scale and the samples of that batch",
-        kind=Kind.SYMPTOM,
-        root_causes=DIVERGENCE_CAUSES,
-        alternatives=True,
-    ),
-    Category(
-        id="stalled-loss",
-        no_recipe="no recipe for it",
-        title="the loss stays near the chance level ln(C) or stops falling",
-        hint="root causes with a recipe: a Keras loss on logits, a learning rate of 1e-3 or "
-             "more, zero_grad() between backward() and step(); the step evidence names the "
-             "others (a learning rate of 0, no gradients, a frozen base)",
-        kind=Kind.SYMPTOM,
-        root_causes=(
-            *STEP_CAUSES,
-            RootCause("keras-string-loss", _keras_string_loss,
-                      "a string Keras loss on a model that outputs logits"),
-            RootCause("lr-too-high", _lr_too_high, "a learning rate of 1e-3 or more"),
-        ),
-    ),
+#: The rules naming a stall's fixable causes, in the order they are tried.
+STALL_CAUSES: tuple[RootCause, ...] = (
+    *STEP_CAUSES,
+    RootCause("keras-string-loss", _keras_string_loss,
+              "a string Keras loss on a model that outputs logits"),
+    RootCause("lr-too-high", _lr_too_high, "a learning rate of 1e-3 or more"),
 )
+
+#: Under this fraction of trainable parameters the base model counts as frozen (a
+#: MiniLM-L6 classification head is 0.5 % of its 22.7 M parameters).
+FROZEN_FRACTION = 0.05
+
+
+def stall_advice(run: RunResult) -> list[str]:
+    """Root causes of a stall that autofix reports with advice (no recipe is sure), found
+    in the run's facts: a learning rate of 0 (a schedule that ends before the budget), a
+    learning rate still rising (warmup longer than the budget), a frozen base model; first
+    the cause the optimizer-step evidence named, when it has no category of its own."""
+    step = evidence_advice(run.probe)
+    out = [step] if step else []
+    rates = [s.lr for s in run.probe.steps if s.lr is not None]
+    zero = next((s.step for s in run.probe.steps if s.lr is not None and s.lr <= 1e-12), 0)
+    if zero and zero < len(run.probe.steps):
+        out.append(f"the learning rate is 0 from step {zero} on: the scheduler reaches 0 "
+                   "before training ends (check num_training_steps of the scheduler against "
+                   "the real number of optimizer steps)")
+    elif len(rates) > 10 and rates[-1] > rates[len(rates) // 2] * 1.01 and \
+            all(b >= a for a, b in zip(rates, rates[1:], strict=False)):
+        out.append(f"the learning rate is still rising at step {len(rates)} "
+                   f"({rates[-1]:g}): the warmup is longer than the training seen (lower "
+                   "num_warmup_steps / warmup_ratio)")
+    facts = run.probe.facts
+    total, trainable = facts.get("params_total"), facts.get("params_trainable")
+    if isinstance(total, int) and isinstance(trainable, int) and total:
+        if trainable == 0:
+            out.append("no parameter requires grad: nothing can learn")
+        elif trainable / total < FROZEN_FRACTION:
+            out.append(f"only {trainable:,} of {total:,} parameters "
+                       f"({100 * trainable / total:.1f} %) are trainable: the base model is "
+                       "frozen, only the new head learns (unfreeze it, or raise the lr)")
+    return out
+
+
+def unexplained_flat(run: RunResult) -> Finding | None:
+    """The finding ``learning-slowly`` for a flat-loss stall verdict (the child's
+    :meth:`LossMonitor.flat`: near chance, no significant fall) that has no known cause in
+    the run's facts, else ``None``. A stall autofix can neither explain nor fix is not
+    called a failure: no lr of 1e-3 or more, no lr of 0 or still warming up, no frozen
+    base, no loss on logits. Measured on the false-alarm grid (2026-12-01): MiniLM at lr
+    1e-5, batch 32, 2 classes, a hand loop of 75 steps falls 0.697 -> 0.686 with little
+    noise; the flat rule called that a stall, and it was a slow, healthy run."""
+    symptom = run.probe.symptom
+    if symptom is None or symptom.kind != STALLED_LOSS.id \
+            or not symptom.evidence.startswith(FLAT_EVIDENCE):
+        return None
+    if any(rule.found(run.probe) for rule in STALLED_LOSS.root_causes) or stall_advice(run) \
+            or run.probe.faults:
+        return None
+    rates = [s.lr for s in run.probe.steps if s.lr is not None]
+    lr = f"a learning rate of {max(rates):g}" if rates else "an unknown learning rate"
+    return Finding(SLOW_TRIAL, symptom.step,
+                   f"learning slowly: {symptom.evidence[len(FLAT_EVIDENCE):]}; no known cause "
+                   f"of a stall ({lr}, trainable weights, a loss that fits the outputs), so "
+                   "this is a finding, not a failure: train longer or raise the learning rate "
+                   "if it should learn faster")
+
+
+NAN_LOSS = Category(
+    id="nan-loss",
+    advice=label_count_advice,
+    no_recipe="no recipe for it",
+    title="the loss became NaN or infinite",
+    hint="the evidence names the first non-finite step, the loss and gradient norm "
+         "before it, the inputs' scale and the samples of that batch",
+    kind=Kind.SYMPTOM,
+    root_causes=DIVERGENCE_CAUSES,
+    alternatives=True,
+)
+STALLED_LOSS = Category(
+    id="stalled-loss",
+    no_recipe="no recipe for it",
+    title="the loss stays near the chance level ln(C) or stops falling",
+    hint="root causes with a recipe: a Keras loss on logits, a learning rate of 1e-3 or "
+         "more, zero_grad() between backward() and step(); the step evidence names the "
+         "others (a learning rate of 0, no gradients, a frozen base)",
+    kind=Kind.SYMPTOM,
+    root_causes=STALL_CAUSES,
+)
+SYMPTOMS: tuple[Category, ...] = (NAN_LOSS, STALLED_LOSS)
 
 #: Root causes of a symptom: they have recipes but no traceback of their own.
 ROOT_CAUSES: tuple[Category, ...] = (
@@ -163,3 +230,123 @@ ROOT_CAUSES: tuple[Category, ...] = (
     ),
 )
 
+
+#: Fewest labelled rows among the last training batches for the constant-prediction
+#: finding (two batches of 16): fewer rows say little about what the model predicts.
+CONSTANT_MIN_ROWS = 32
+#: The other classes must hold at least this share of those rows ("the data has several").
+CONSTANT_MIN_OTHERS = 0.1
+#: Fewest optimizer steps for the constant-prediction finding: autofix's default budget.
+#: A healthy model first learns the class frequencies, then the inputs: measured on a tiny
+#: BERT with 80/20 labels it can learn (lr 1e-3, seeds 0-2), every row was predicted as
+#: the majority class up to steps 30-40, never over steps 51-60.
+CONSTANT_MIN_STEPS = 60
+
+
+def label_entropy(labels: list[int]) -> float:
+    """Entropy (nats) of the label frequencies in ``labels``: the cross-entropy of a model
+    that predicts those frequencies for every row (it learned the classes' shares only)."""
+    n = len(labels)
+    counts = [labels.count(c) for c in sorted(set(labels))]
+    return -sum(k / n * math.log(k / n) for k in counts)
+
+
+def constant_prediction(run: RunResult) -> Finding | None:
+    """``constant-prediction``: at the end of the run the model predicted one class for
+    every row of its last training batches (argmax of the logits, the probe's
+    ``recent_predicted``), while those rows' labels hold several classes (the others at
+    least :data:`CONSTANT_MIN_OTHERS` of :data:`CONSTANT_MIN_ROWS` rows or more), and the
+    loss of the last steps is no better than predicting the label frequencies
+    (>= ``STALL_RATIO`` x their entropy): the model learned how often each class occurs,
+    nothing from the inputs (labels not aligned with the inputs, a heavy class imbalance).
+
+    Never for a run shorter than :data:`CONSTANT_MIN_STEPS` (a healthy model predicts the
+    majority class while it learns the frequencies first), one whose loss over the last
+    half of the steps still falls significantly (95 % interval of the slope, as the stall
+    rule), nor one reported as learning slowly (a loss still at chance is what a slow
+    start looks like; that finding already says so). ``None`` when the facts are missing
+    (Keras: no logits are seen)."""
+    facts = run.probe.facts
+    preds, labels = facts.get("recent_predicted"), facts.get("recent_labels")
+    if not isinstance(preds, list) or not isinstance(labels, list) \
+            or len(preds) != len(labels) or len(labels) < CONSTANT_MIN_ROWS:
+        return None
+    losses = [s.loss for s in run.probe.steps if s.loss is not None and math.isfinite(s.loss)]
+    if len(losses) < CONSTANT_MIN_STEPS \
+            or any(f.kind == SLOW_TRIAL for f in run.probe.findings):
+        return None
+    trend = fit(losses[-(len(losses) // 2):])
+    if trend is not None and trend.slope + trend.half < 0:
+        return None  # the loss still falls significantly: the model is leaving the prior
+    if len(set(preds)) != 1:
+        return None
+    predicted = preds[0]
+    others = sum(1 for y in labels if y != predicted)
+    if others < CONSTANT_MIN_OTHERS * len(labels):
+        return None
+    prior = label_entropy(labels)
+    recent = sum(losses[-WINDOW:]) / len(losses[-WINDOW:])
+    if recent < STALL_RATIO * prior:
+        return None
+    shares = ", ".join(f"{c}: {labels.count(c)}" for c in sorted(set(labels)))
+    return Finding(CONSTANT_PREDICTION.id, len(run.probe.steps),
+                   f"the model predicts class {predicted} for every one of the last "
+                   f"{len(labels)} training rows while their labels hold several classes "
+                   f"({shares}); the loss of the last {WINDOW} steps, {recent:.3f}, is no "
+                   f"better than predicting those class frequencies ({prior:.3f}): it learned "
+                   "how often each class occurs, nothing from the inputs. Check that the "
+                   "labels are aligned with the inputs (not shuffled or sorted separately), "
+                   "the class balance (class weights, resampling) and the learning rate")
+
+
+def _constant_prediction(run: RunResult) -> list[Finding]:
+    found = constant_prediction(run)
+    return [found] if found is not None else []
+
+
+def _float16_weights(run: RunResult) -> list[Finding]:
+    """``float16-weights``: the model's parameters are float16 (the run's ``param_dtype``)
+    and it took optimizer steps."""
+    if run.probe.facts.get("param_dtype") != "torch.float16" or not run.probe.steps:
+        return []
+    return [Finding(FLOAT16_WEIGHTS.id, 0,
+                    "the model's weights are float16 and are trained directly: updates under "
+                    "float16 resolution vanish and the loss overflows easily (load in float32 "
+                    "and use mixed precision, fp16=True / torch.autocast)")]
+
+
+LEARNING_SLOWLY = Category(
+    id=SLOW_TRIAL,
+    title="the loss falls, but too slowly to get clearly under the chance level within the "
+          "budget, with no known cause of a stall",
+    hint="train longer, or raise the learning rate if it should learn faster (a run "
+         "finding: the child's final verdict, or a flat stall with no known cause)",
+    no_recipe="a loss that falls slowly may be the script's own pace: advice only",
+    kind=Kind.FINDING,
+    symptom_finding=unexplained_flat,
+    advisory=True,
+)
+CONSTANT_PREDICTION = Category(
+    id="constant-prediction",
+    title="the model predicts one class for every row while the labels hold several: it "
+          "learned the class frequencies, nothing from the inputs",
+    hint="check that the labels are aligned with the inputs, the class balance and the "
+         "learning rate (a run finding: the probe reads the last batches' predictions)",
+    no_recipe="why the inputs teach nothing (labels shuffled apart, an imbalance, the "
+              "learning rate) is not read from the run: the finding names the evidence",
+    kind=Kind.FINDING,
+    findings=_constant_prediction,
+)
+FLOAT16_WEIGHTS = Category(
+    id="float16-weights",
+    title="float16 weights trained directly: updates under float16 resolution vanish and the "
+          "loss overflows easily",
+    hint="load the model in float32 and train with mixed precision (fp16=True / "
+         "torch.autocast)",
+    no_recipe="how the model is loaded and cast is the script's choice: advice only",
+    kind=Kind.FINDING,
+    findings=_float16_weights,
+)
+#: What the losses and outputs of a run that trained show without a fault, in the order
+#: they are reported (after the step evidence's findings).
+FINDINGS: tuple[Category, ...] = (LEARNING_SLOWLY, CONSTANT_PREDICTION, FLOAT16_WEIGHTS)
