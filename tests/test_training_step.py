@@ -117,6 +117,20 @@ def test_an_unknown_loop_shape_or_class_is_not_judged() -> None:
     assert schedules.judge(plateau, "batch", per_epoch=16, epochs=2)["sized"] == ""
 
 
+def test_a_scheduler_a_library_steps_is_not_judged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scheduler stepped by a library after its constructor (a ``Trainer``, a
+    ``SequentialLR`` stepping its children) is not the script's loop to judge."""
+    scheduler = SCHEDULERS.StepLR(optimizer(), step_size=1, gamma=0.1)
+    entry = {"scheduler": scheduler, "calls": 8, "at": list(range(1, 9)), "site": None,
+             "library": 1}
+    monkeypatch.setattr(schedules.Schedules, "seen", {id(scheduler): entry})
+    monkeypatch.setattr(schedules.Schedules, "per_epoch", 16)
+    monkeypatch.setattr(schedules.Schedules, "epochs", 2)
+    assert [e["sized"] for e in schedules.facts(8)] == ["epochs"]
+    entry["library"] = 9
+    assert [e["sized"] for e in schedules.facts(8)] == [""]
+
+
 @pytest.mark.parametrize(("at", "steps", "how"), [
     ([1, 2, 3, 4, 5], 5, "batch"),  # after every optimizer step
     ([4, 8, 12], 12, "epoch"),  # once per epoch of 4 steps

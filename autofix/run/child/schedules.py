@@ -69,11 +69,12 @@ def note_call(scheduler: Any, optimizer_steps: int) -> None:
     """One ``scheduler.step()`` call (PyTorch's ``LRScheduler.step``): the scheduler is
     remembered (its constructor makes the first call), and a call the user's code made (not
     a ``Trainer``'s) is counted with the optimizer steps taken so far and the first line
-    that made it."""
+    that made it; other calls are counted as the library's (``library``)."""
     entry = Schedules.seen.setdefault(id(scheduler), {"scheduler": scheduler, "calls": 0,
-                                                      "at": [], "site": None})
+                                                      "at": [], "site": None, "library": 0})
     frame: Any = sys._getframe(2)  # the caller of the patched LRScheduler.step
     if frame is None or not is_user_file(frame.f_code.co_filename):
+        entry["library"] += 1  # its constructor's first step, or a Trainer, a SequentialLR
         return
     entry["calls"] += 1
     if len(entry["at"]) < MAX_POINTS:
@@ -231,13 +232,17 @@ def _params(scheduler: Any) -> dict[str, Any]:
 def facts(optimizer_steps: int) -> list[dict[str, Any]]:
     """The ``train_facts`` field ``schedule``: one entry per scheduler the script built or
     stepped (at most 4): its class, parameters, user calls, how it was stepped, the loop's
-    shape and the verdict (:func:`judge`); ``[]`` when there is none."""
+    shape and the verdict (:func:`judge`; none for a scheduler a library steps after its
+    constructor); ``[]`` when there is none."""
     out = []
     for entry in list(Schedules.seen.values())[:4]:
         try:
             scheduler = entry["scheduler"]
             how = stepped(entry, optimizer_steps)
-            verdict = judge(scheduler, how, Schedules.per_epoch, Schedules.epochs)
+            # stepped by a library after its constructor (a Trainer, a SequentialLR's
+            # parent): not the script's loop to judge
+            verdict = judge(scheduler, how, Schedules.per_epoch, Schedules.epochs) \
+                if entry["library"] <= 1 else {"sized": ""}
             out.append({"class": type(scheduler).__name__, "params": _params(scheduler),
                         "calls": entry["calls"], "stepped": how, "site": entry["site"],
                         "per_epoch": Schedules.per_epoch, "epochs": Schedules.epochs,
