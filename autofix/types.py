@@ -211,6 +211,13 @@ class Finding:
     evidence: str
 
 
+#: What the source readers (``autofix/toolkit/source_findings.py``) found in a script's
+#: program, by reading: each a list of JSON-like records (a line, the code found there and
+#: what the reading measured), the source's counterpart of the probe's facts. Read by the
+#: categories' source hooks (``Category.source_findings``, ``Category.source_diagnoses``).
+SourceFacts = Mapping[str, list[dict[str, Any]]]
+
+
 @dataclass
 class PreflightFault:
     """A fault a preflight check found that raises nothing but trains wrongly (issue 8):

@@ -1,4 +1,5 @@
-"""A label metric given raw logits, read from the source (autofix/loop/logits_scan.py).
+"""A label metric given raw logits, read from the source (autofix/toolkit/logits_scan.py) and
+worded by the category ``metric-on-logits`` (``Category.source_diagnoses``).
 
 Unit tests of the reading; the session that uses it (ch3_04: the raw-dataset fault and the
 evaluation loop's metric fixed in one group, proved by one verifying run) is
@@ -10,7 +11,7 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from autofix.loop.logits_scan import logits_metric_diagnoses
+from autofix.loop.verdicts import source_diagnoses as logits_metric_diagnoses
 
 from .conftest import SAMPLES
 

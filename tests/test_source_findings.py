@@ -1,6 +1,7 @@
-"""The source findings of a hand loop (autofix/toolkit/source_findings.py) on the plain
-PyTorch set: each ``eval-loader-shuffled`` and ``stats-before-split`` fault script gets its
-finding naming its own lines, every healthy script gets none, the
+"""The source findings of a hand loop (read by autofix/toolkit/source_findings.py, worded by
+the categories' ``source_findings`` hooks) on the plain PyTorch set: each
+``eval-loader-shuffled`` and ``stats-before-split`` fault script gets its finding naming its
+own lines, every healthy script gets none, the
 ``eval-loader-no-shuffle`` recipe clears the first on each of its fault scripts, and
 ``fit-on-train-split`` the second where the statistics are one statement of the split's
 block."""
@@ -14,7 +15,7 @@ import pytest
 from autofix.categories import get_category
 from autofix.toolkit.apply import apply_recipe
 from autofix.toolkit.discovery import recipes_for
-from autofix.toolkit.source_findings import source_findings
+from autofix.loop.verdicts import source_findings
 from autofix.types import Applied, Diagnosis, RecipeContext
 from autofix_recipes.evidence.eval_loader_no_shuffle import EvalLoaderNoShuffle
 

@@ -16,7 +16,14 @@ from __future__ import annotations
 
 from autofix.categories import catalogue
 from autofix.categories.catalogue import LR_TOO_HIGH, SLOW_TRIAL, TIMEOUT, UNKNOWN
-from autofix.categories.model import EXAMPLES_DIR, Category, Kind, Place, RootCause
+from autofix.categories.model import (
+    EXAMPLES_DIR,
+    SOURCE_SCAN,
+    Category,
+    Kind,
+    Place,
+    RootCause,
+)
 from autofix.categories.registry import (
     all_categories,
     category_origin,
@@ -27,7 +34,7 @@ from autofix.categories.registry import (
     symptom_ids,
 )
 
-__all__ = ["EXAMPLES_DIR", "LR_TOO_HIGH", "SLOW_TRIAL", "TIMEOUT", "UNKNOWN", "Category", "Kind",
-           "Place", "RootCause", "all_categories", "catalogue", "category_origin",
-           "drop_plugin_categories", "get_category", "is_category", "register_category",
-           "symptom_ids"]
+__all__ = ["EXAMPLES_DIR", "LR_TOO_HIGH", "SLOW_TRIAL", "SOURCE_SCAN", "TIMEOUT", "UNKNOWN",
+           "Category", "Kind", "Place", "RootCause", "all_categories", "catalogue",
+           "category_origin", "drop_plugin_categories", "get_category", "is_category",
+           "register_category", "symptom_ids"]

@@ -11,7 +11,9 @@ behind a symptom (``root_causes``), a trial fix it proposes for a healthy run wh
 evidence still shows the fault (``trial``), and why autofix makes no edit for it (``no_recipe``).
 A fault that raises nothing is found by hooks the engine calls over the whole registry: on a
 run's facts (``findings``; ``symptom_finding`` for a symptom that is a finding instead of a
-failure), whether a finding is only advice (``advisory``).
+failure), on the script's source (``source_findings`` for a run that raised nothing,
+``source_diagnoses`` for faults that join a failing run's fixes), whether a finding is only
+advice (``advisory``).
 """
 
 from __future__ import annotations
@@ -24,10 +26,13 @@ from pathlib import Path
 
 from autofix.categories.breaches import breach_of
 from autofix.categories.failure import Failure
-from autofix.types import Diagnosis, Finding, ProbeReport, RunResult
+from autofix.types import Diagnosis, Finding, ProbeReport, RunResult, SourceFacts
 
 #: The saved example tracebacks, one folder per category id.
 EXAMPLES_DIR = Path(__file__).parent / "examples"
+#: ``Diagnosis.via`` of a fault read from the source, not raised by a run
+#: (``Category.source_diagnoses``): the commit message words it as read.
+SOURCE_SCAN = "source-scan"
 
 
 class Kind(str, enum.Enum):
@@ -153,6 +158,15 @@ class Category:
     #: script's own pace): a session that leaves it ends ``clean``, one that leaves any
     #: other finding ``findings``.
     advisory: bool = False
+    #: What the script's source shows of this fault on a run that raised nothing, from the
+    #: source readers' facts (:data:`~autofix.types.SourceFacts`: a shuffling evaluation
+    #: loader, statistics taken before the split): findings of this category's id.
+    source_findings: Callable[[SourceFacts], list[Finding]] | None = None
+    #: Faults of this category read from the source that a run stopped by another fault
+    #: cannot reach (a hand loop's evaluation, which runs after training): diagnoses
+    #: (``via`` :data:`SOURCE_SCAN`) that join a failing run's fix group, proved by the
+    #: same verifying run; they never start a fix by themselves.
+    source_diagnoses: Callable[[SourceFacts], list[Diagnosis]] | None = None
     compiled: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -30,7 +30,6 @@ from autofix.errors import AutofixError, save_traceback
 from autofix.loop.api_check import api_diagnoses
 from autofix.loop.candidates import Trial, candidates, label_of, trials_text, verdict_text
 from autofix.loop.fixgroups import FixGroup, symptom_of
-from autofix.loop.logits_scan import logits_metric_diagnoses
 from autofix.loop.messages import commit_message
 from autofix.loop.verdicts import (
     FINDING,
@@ -40,6 +39,8 @@ from autofix.loop.verdicts import (
     healthy_evidence,
     judge,
     run_findings,
+    source_diagnoses,
+    source_findings,
 )
 from autofix.paths import relative_paths
 from autofix.run.child.contract import Env
@@ -56,7 +57,6 @@ from autofix.settings import Settings
 from autofix.toolkit.apply import apply_recipe
 from autofix.toolkit.discovery import recipes_for
 from autofix.toolkit.recipe import Recipe
-from autofix.toolkit.source_findings import source_findings
 from autofix.types import (
     Applied,
     CandidateRecord,
@@ -432,7 +432,7 @@ class _Session:
     def findings(self, run: RunResult, first: Diagnosis) -> list[Diagnosis]:
         """The preflight findings of ``run`` (issue 10) other than ``first``, one per
         category that has recipes, in the order the checks ran; then a label metric given
-        raw logits, read from the current source (:mod:`autofix.loop.logits_scan`: a hand
+        raw logits, read from the current source (``Category.source_diagnoses``: a hand
         loop's evaluation runs after training, which a run stopped by ``first`` never
         reaches). They join ``first``'s fix group, proved by the same verifying run."""
         seen = {first.category}
@@ -450,7 +450,7 @@ class _Session:
                 seen.add(fault.category)
                 found.append(fault_diagnosis(fault, run.probe))
         if not self.o.one_at_a_time:  # a hand loop's evaluation, which runs after training
-            for static in logits_metric_diagnoses(self.program.source):
+            for static in source_diagnoses(self.program.source):
                 if static.category not in seen and self.recipes(static.category):
                     seen.add(static.category)
                     found.append(static)

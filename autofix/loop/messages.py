@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from autofix.categories import SLOW_TRIAL, get_category, is_category
+from autofix.categories import SLOW_TRIAL, SOURCE_SCAN, get_category, is_category
 from autofix.categories.catalogue.divergence import GROWING_TRIAL
 from autofix.loop.diagnosis import PREFLIGHT_CHECK
 from autofix.loop.fixgroups import symptom_of
-from autofix.loop.logits_scan import SOURCE_SCAN
 from autofix.loop.verdicts import FALLING_PROOF, PREFLIGHT_FAULT
 from autofix.toolkit.recipe import Recipe
 from autofix.types import Applied, Diagnosis

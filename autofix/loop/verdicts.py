@@ -17,6 +17,7 @@ from autofix.run.child.symptoms import (
     LossMonitor,
     t95,
 )
+from autofix.toolkit.source_findings import source_facts
 from autofix.types import (
     Diagnosis,
     Finding,
@@ -187,6 +188,25 @@ def run_findings(run: RunResult) -> list[Finding]:
     split), then :func:`findings_of` the run's facts; the one list the engine proposes
     fixes from, proves them against and reports."""
     return [*run.probe.findings, *findings_of(run)]
+
+
+def source_findings(source: str) -> list[Finding]:
+    """What the script's ``source`` (its program, as the run ran it) shows of the faults a
+    run that raised nothing cannot: each category's findings on the source readers' facts
+    (``Category.source_findings``: a shuffling evaluation loader, statistics taken before
+    the split), in registration order; the engine adds them to such a run's findings."""
+    facts = source_facts(source)
+    return [found for category in all_categories() if category.source_findings is not None
+            for found in category.source_findings(facts)]
+
+
+def source_diagnoses(source: str) -> list[Diagnosis]:
+    """The faults read from ``source`` that a run stopped early cannot reach (a label
+    metric given raw logits in a hand loop's evaluation): each category's diagnoses on the
+    source readers' facts (``Category.source_diagnoses``), in registration order."""
+    facts = source_facts(source)
+    return [found for category in all_categories() if category.source_diagnoses is not None
+            for found in category.source_diagnoses(facts)]
 
 
 def findings_of(run: RunResult) -> list[Finding]:

@@ -1,7 +1,9 @@
 """Silent faults of a hand loop read from the script's source: it trains and evaluates
-without an error, and its numbers are wrong.
+without an error, and its numbers are wrong. The readers measure; the categories word what
+they found (``Category.source_findings``, ``Category.source_diagnoses``), as the child's
+probes measure and the categories word the run's facts.
 
-- ``eval-loader-shuffled`` (:func:`shuffled_evaluations`): a ``for`` loop (or a
+- ``shuffled-evaluations`` (:func:`shuffled_evaluations`): a ``for`` loop (or a
   comprehension) over a ``torch.utils.data.DataLoader`` built with ``shuffle=True`` that
   takes no optimizer step and calls no ``backward()`` (an evaluation), collects its outputs
   (``append``/``extend``/``+=``, or the comprehension's list) and never reads the batches'
@@ -16,27 +18,32 @@ without an error, and its numbers are wrong.
   the same rows, or a ``sklearn.preprocessing`` scaler's ``fit``/``fit_transform``) of a
   value that a later line splits into train and test rows (``train_test_split``,
   ``random_split``, a slice ``x[:n]``/``x[n:]``, rows indexed by a ``randperm``/
-  ``permutation``): the test rows' statistics leak into training. Advice only.
+  ``permutation``): the test rows' statistics leak into training.
+- ``logits-metrics`` (:func:`autofix.toolkit.logits_scan.logits_metrics`): a label metric
+  given a model output's raw logits.
 
-:func:`source_findings` gives both as :class:`~autofix.types.Finding` for a source text;
-``recipes/evidence/eval_loader_no_shuffle.py`` fixes the first through :func:`shuffled_evaluations`.
+:func:`source_facts` gives the readings of a source text, each reader run when its reading
+is first asked for; ``recipes/evidence/eval_loader_no_shuffle.py`` fixes the first through
+:func:`shuffled_evaluations`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst as cst
 import libcst.matchers as m
 
 from autofix.toolkit.apply import transform
 from autofix.toolkit.edits import code
+from autofix.toolkit.logits_scan import logits_metrics
 from autofix.toolkit.parsed import find, parse_source
 from autofix.toolkit.patterns import DATALOADER
 from autofix.toolkit.recipe import NotApplicable
 from autofix.toolkit.scope import PlannedEdits, Program
-from autofix.types import Diagnosis, Finding, RecipeContext
+from autofix.types import Diagnosis, RecipeContext, SourceFacts
 
 #: Calls in a loop body that make it a training loop, not an evaluation.
 TRAINING_CALLS = frozenset({"backward", "step"})
@@ -410,38 +417,60 @@ class _Reader(PlannedEdits):
             return tree
 
 
-def source_findings(source: str) -> list[Finding]:
-    """The findings of :func:`shuffled_evaluations` and :func:`stats_before_split` in
-    ``source`` (a script's program); empty when it does not parse."""
+def _loops_and_leaks(source: str) -> dict[str, list[dict[str, Any]]]:
+    """The readings ``shuffled-evaluations`` (``line``, ``loader``: its code, ``built_at``:
+    the lines of its ``DataLoader(..., shuffle=True)`` calls) and ``stats-before-split``
+    (``line``, ``statistic``, ``rows``, ``how``, ``split_line``, ``shown``: the statistic's
+    line as written) of ``source``, from one parse; empty when it does not parse."""
     parsed = parse_source(source)
     if parsed.module is None:
-        return []
+        return {SHUFFLED: [], LEAKS: []}
     reader, _ = transform(_Reader, parsed, RecipeContext(Diagnosis(category="", evidence="")))
     assert isinstance(reader, _Reader)
-    out = []
-    for ev in reader.shuffled:
-        built = ", ".join(str(line) for line in ev.built_at)
-        out.append(Finding(
-            "eval-loader-shuffled", 0,
-            f"line {ev.line}: the evaluation loop over `{code(ev.loader)}` (no backward(), no "
-            f"step()) collects its outputs without the batches' labels, and that DataLoader "
-            f"is built with shuffle=True (line {built}): the predictions come in shuffled "
-            "order while the labels they are compared with keep the dataset's order, so the "
-            "accuracy is at chance; build the evaluation loader with shuffle=False"))
-    leaks: dict[tuple[int, str, int], list[StatsLeak]] = {}
-    for leak in reader.leaks:
-        leaks.setdefault((leak.line, leak.rows, leak.split_line), []).append(leak)
     text = source.splitlines()
-    for (line, rows, split_line), group in leaks.items():
-        shown = text[line - 1].strip() if 0 < line <= len(text) else ""
-        stats = " and ".join(f"`{leak.statistic}`" for leak in group)
-        what = f"`{shown}` computes {stats}" if shown and len(shown) <= 100 else stats
-        then = "then splits" if split_line > line else "already split"
-        out.append(Finding(
-            "stats-before-split", 0,
-            f"line {line}: {what} on all rows of `{rows}`, which line {split_line} {then} "
-            f"with {group[0].how}: the test rows' statistics leak into training "
-            "(and into every number measured on the test rows); compute the statistics "
-            "on the training rows only, after the split, and apply them to both"))
-    return out
+    return {
+        SHUFFLED: [{"line": ev.line, "loader": code(ev.loader), "built_at": list(ev.built_at)}
+                   for ev in reader.shuffled],
+        LEAKS: [{"line": leak.line, "statistic": leak.statistic, "rows": leak.rows,
+                 "how": leak.how, "split_line": leak.split_line,
+                 "shown": text[leak.line - 1].strip() if 0 < leak.line <= len(text) else ""}
+                for leak in reader.leaks],
+    }
 
+
+def _logits(source: str) -> dict[str, list[dict[str, Any]]]:
+    return {LOGITS: logits_metrics(source)}
+
+
+#: The reading names: an evaluation loop over a shuffling loader, statistics of all rows
+#: before their split, a label metric given raw logits.
+SHUFFLED, LEAKS, LOGITS = "shuffled-evaluations", "stats-before-split", "logits-metrics"
+#: Each reading's reader (one reader may give several readings from one parse).
+READERS: dict[str, Callable[[str], dict[str, list[dict[str, Any]]]]] = {
+    SHUFFLED: _loops_and_leaks, LEAKS: _loops_and_leaks, LOGITS: _logits}
+
+
+class _Readings(Mapping[str, list[dict[str, Any]]]):
+    """The readings of one source, each reader run on first use (:func:`source_facts`)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.read: dict[str, list[dict[str, Any]]] = {}
+
+    def __getitem__(self, name: str) -> list[dict[str, Any]]:
+        if name not in self.read:
+            self.read.update(READERS[name](self.source))  # raises KeyError for no reader
+        return self.read[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(READERS)
+
+    def __len__(self) -> int:
+        return len(READERS)
+
+
+def source_facts(source: str) -> SourceFacts:
+    """What the readers find in ``source`` (a script's program), by reading name
+    (:data:`READERS`): each reader runs when one of its readings is first asked for, so
+    a hook that reads nothing costs no parse. Records are JSON-like (ints, strings)."""
+    return _Readings(source)

@@ -16,14 +16,14 @@ from autofix.categories.facts import (
     seen_datasets,
 )
 from autofix.categories.failure import Failure, ids_at_embedding, logits_with_class_ids
-from autofix.categories.model import Category, Place
+from autofix.categories.model import SOURCE_SCAN, Category, Place
 from autofix.categories.renames import (
     UNUSED_BY_PARSER,
     refused_items,
     renamed_in_parser_refusal,
 )
 from autofix.paths import folder_name, missing_path
-from autofix.types import Diagnosis, ProbeReport
+from autofix.types import Diagnosis, ProbeReport, SourceFacts
 
 #: Frames of the lookup of ``input_ids`` (the word embeddings), not of positions or token
 #: types: where the two embedding categories' "index out of range in self" is raised.
@@ -227,6 +227,21 @@ MISSING_FILE = Category(
 
 
 
+def _logits_metrics(facts: SourceFacts) -> list[Diagnosis]:
+    """``metric-on-logits`` for each label metric the source reader found given a model's
+    raw logits (the reading ``logits-metrics``: :mod:`autofix.toolkit.logits_scan`), at the
+    metric call's line."""
+    return [Diagnosis(
+        category="metric-on-logits",
+        evidence=f"{found['name']}() is given the model's logits ({found['predictions']}), "
+                 "where it takes class ids",
+        line=found["line"], line_text=found["line_text"],
+        details=("found by reading the script: the predictions reach the metric from a "
+                 "model output's .logits with no argmax on the way; the metric raises on "
+                 "them after training",),
+        via=SOURCE_SCAN) for found in facts["logits-metrics"]]
+
+
 COURSE: tuple[Category, ...] = (
     Category(
         id="syntax-error",
@@ -403,6 +418,7 @@ COURSE: tuple[Category, ...] = (
         ),  # no raised_in: hand-written loops call the metric themselves
         check=_logits_reach_the_metric,
         examples=("v5.txt",),
+        source_diagnoses=_logits_metrics,
     ),
     Category(
         id="label-column-name",

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from autofix.categories.model import Category, Kind, RootCause
-from autofix.types import Finding, ProbeReport, RunResult
+from autofix.types import Finding, ProbeReport, RunResult, SourceFacts
 
 
 def step_cause(probe: ProbeReport) -> str:
@@ -209,6 +209,23 @@ def misstepped_findings(sized: str, kind: str) -> Callable[[RunResult], list[Fin
     return found
 
 
+def _shuffled_evaluations(facts: SourceFacts) -> list[Finding]:
+    """``eval-loader-shuffled``: each evaluation loop the source reader found iterating a
+    loader built with ``shuffle=True`` while collecting outputs without the batches'
+    labels (the reading ``shuffled-evaluations``)."""
+    out = []
+    for ev in facts["shuffled-evaluations"]:
+        built = ", ".join(str(line) for line in ev["built_at"])
+        out.append(Finding(
+            "eval-loader-shuffled", 0,
+            f"line {ev['line']}: the evaluation loop over `{ev['loader']}` (no backward(), no "
+            f"step()) collects its outputs without the batches' labels, and that DataLoader "
+            f"is built with shuffle=True (line {built}): the predictions come in shuffled "
+            "order while the labels they are compared with keep the dataset's order, so the "
+            "accuracy is at chance; build the evaluation loader with shuffle=False"))
+    return out
+
+
 #: Root causes of a stall the step evidence names (a recipe, or advice), and what the
 #: facts of a hand loop's training step show on a run that raised nothing (findings, in the
 #: order they are reported).
@@ -277,5 +294,6 @@ ROOT_CAUSES: tuple[Category, ...] = (
              "same batches as the predictions (a source finding: "
              "autofix/toolkit/source_findings.py)",
         kind=Kind.ROOT_CAUSE,
+        source_findings=_shuffled_evaluations,
     ),
 )

@@ -10,7 +10,33 @@ when the next run no longer shows the finding and still trains (``FINDING`` proo
 
 from __future__ import annotations
 
+from typing import Any
+
 from autofix.categories.model import Category, Kind
+from autofix.types import Finding, SourceFacts
+
+
+def _stats_before_split(facts: SourceFacts) -> list[Finding]:
+    """``stats-before-split``: the statistics the source reader found taken on all rows of
+    a value that is split into train and test rows (the reading ``stats-before-split``),
+    one finding per statistic's line, rows and split."""
+    leaks: dict[tuple[int, str, int], list[dict[str, Any]]] = {}
+    for leak in facts["stats-before-split"]:
+        leaks.setdefault((leak["line"], leak["rows"], leak["split_line"]), []).append(leak)
+    out = []
+    for (line, rows, split_line), group in leaks.items():
+        shown = group[0]["shown"]
+        stats = " and ".join(f"`{leak['statistic']}`" for leak in group)
+        what = f"`{shown}` computes {stats}" if shown and len(shown) <= 100 else stats
+        then = "then splits" if split_line > line else "already split"
+        out.append(Finding(
+            "stats-before-split", 0,
+            f"line {line}: {what} on all rows of `{rows}`, which line {split_line} {then} "
+            f"with {group[0]['how']}: the test rows' statistics leak into training "
+            "(and into every number measured on the test rows); compute the statistics "
+            "on the training rows only, after the split, and apply them to both"))
+    return out
+
 
 INTEGRITY: tuple[Category, ...] = (
     Category(
@@ -44,6 +70,7 @@ INTEGRITY: tuple[Category, ...] = (
                   "split (inside a helper, or the split is of a dataset object): the finding "
                   "names the lines",
         kind=Kind.ROOT_CAUSE,
+        source_findings=_stats_before_split,
     ),
     Category(
         id="eval-rows-in-training",

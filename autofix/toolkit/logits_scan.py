@@ -1,11 +1,12 @@
-"""A label metric given the model's raw logits, read from the source (``metric-on-logits``).
+"""A label metric given the model's raw logits, read from the source (the source reading
+``logits-metrics``, which the category ``metric-on-logits`` words as its diagnoses).
 
 A hand-written evaluation loop runs after training, so its faults show only once a run
 has trained to its end: ``accuracy_score(references, predictions)`` where ``predictions``
 are the concatenated ``outputs.logits`` fails after the last step (the course's chapter 3
 loop, ``ch3_04``). When another fault ends a run before its first step, that run cannot
 reach the evaluation code, and the metric fault would cost the session a whole training
-run of its own. :func:`logits_metric_diagnoses` reads the script instead: a metric of
+run of its own. :func:`logits_metrics` reads the script instead: a metric of
 class ids (scikit-learn's classification metrics, ``evaluate``'s classification metrics
 through ``compute``/``add_batch``) whose predictions argument is, through assignments,
 ``append``/``extend`` and data-plumbing calls only (``numpy()``, ``cpu()``, ``detach()``,
@@ -16,7 +17,7 @@ output's ``.logits`` with nothing that turns scores into classes on the way (an
 Such a call raises on any data: scikit-learn refuses continuous multi-output targets
 ("Classification metrics can't handle a mix of multiclass and continuous-multioutput
 targets"), ``evaluate`` casts the float scores to its integer feature and fails. The
-engine adds these diagnoses to a failing run's fix group (:meth:`Engine.findings`), so the
+engine adds the diagnoses of these readings to a failing run's fix group, so the
 verifying run proves the argmax with the rest; they never start a fix by themselves.
 A script that trains a regression head (``num_labels=1`` or a ``regression`` problem type
 anywhere in it) gives none: there the logits are the prediction and an argmax is wrong.
@@ -26,13 +27,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
 
 from autofix.toolkit.edits import argument
 from autofix.toolkit.patterns import SKLEARN_LABEL_METRIC
-from autofix.types import Diagnosis
 
 #: ``evaluate.load`` names whose ``predictions`` are class ids.
 EVALUATE_LABEL_METRICS = frozenset(("accuracy", "f1", "precision", "recall",
@@ -50,8 +51,6 @@ FUNCTIONS = frozenset(("concatenate", "cat", "stack", "vstack", "hstack", "array
                        "tensor", "as_tensor", "list"))
 PLUMBING = METHODS | GATHERS | FUNCTIONS
 _REGRESSION = re.compile(r"num_labels\s*=\s*1\b|regression")
-#: ``Diagnosis.via`` of these findings (the commit message words them as read, not raised).
-SOURCE_SCAN = "source-scan"
 #: How many assignments a value is followed through.
 _DEPTH = 6
 
@@ -250,11 +249,12 @@ class _Flow:
         return "logits" if "logits" in results else "none"
 
 
-def logits_metric_diagnoses(source: str) -> list[Diagnosis]:
-    """``metric-on-logits`` diagnoses for the label metrics of ``source`` (the script, as
-    the recipes read it: a notebook's code cells joined) given a model's raw logits, one
-    per call, each at the metric call's line (module docstring). None for a source that
-    does not parse or trains a regression head."""
+def logits_metrics(source: str) -> list[dict[str, Any]]:
+    """The label metrics of ``source`` (the script, as the recipes read it: a notebook's
+    code cells joined) given a model's raw logits, one reading per call (module docstring):
+    ``name`` (the metric as called), ``predictions`` (the argument's code), ``line`` and
+    ``line_text`` (the metric call's). None for a source that does not parse or trains a
+    regression head."""
     if "logits" not in source or _REGRESSION.search(source):
         return []
     try:
@@ -265,7 +265,7 @@ def logits_metric_diagnoses(source: str) -> list[Diagnosis]:
     wrapper.visit(collected)
     flow = _Flow(collected)
     lines = source.splitlines()
-    found: list[Diagnosis] = []
+    found: list[dict[str, Any]] = []
     positions = wrapper.resolve(PositionProvider)
     for call, given, scope, name in collected.metrics:
         if "." in name:  # evaluate: only a name every binding loads a label metric to
@@ -277,14 +277,6 @@ def logits_metric_diagnoses(source: str) -> list[Diagnosis]:
         if flow.of(given, scope) != "logits":
             continue
         line = positions[call].start.line
-        predictions = cst.Module([]).code_for_node(given)
-        found.append(Diagnosis(
-            category="metric-on-logits",
-            evidence=f"{name}() is given the model's logits ({predictions}), where it takes "
-                     "class ids",
-            line=line, line_text=lines[line - 1] if line <= len(lines) else "",
-            details=("found by reading the script: the predictions reach the metric from a "
-                     "model output's .logits with no argmax on the way; the metric raises on "
-                     "them after training",),
-            via=SOURCE_SCAN))
+        found.append({"name": name, "predictions": cst.Module([]).code_for_node(given),
+                      "line": line, "line_text": lines[line - 1] if line <= len(lines) else ""})
     return found
