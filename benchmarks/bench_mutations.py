@@ -368,6 +368,8 @@ def sessions(selected: list[Mutant], controls: list[Healthy], opts: argparse.Nam
 
 
 def mark(row: Row) -> str:
+    if row.status == "error":
+        return f"ERROR (no verdict: {row.note or 'see the session'})"
     if row.control:
         return "clean" if not row.named and not row.kept else "FALSE-FINDING"
     words = ["repaired" if row.repaired else "detected" if row.detected else "missed"]
@@ -406,6 +408,11 @@ def report(rows: list[Row]) -> None:
                       f"{repaired:8} {sum(bool(r.wrong_kept) for r in group):10}   "
                       f"detected {percent(detected, len(group))}, repaired "
                       f"{percent(repaired, len(group))}")
+    errors = [r.id for r in rows if r.status == "error"]
+    if errors:
+        print(f"\n{len(errors)} sessions ended in error, without a verdict (autofix could "
+              f"not run them; counted above as not detected): rerun them with --only "
+              f"{' '.join(errors)}")
     if controls:
         print(f"\ncontrols: {len(controls)} healthy scripts, "
               f"{sum(not r.named and not r.kept for r in controls)} clean; false findings "
