@@ -11,9 +11,10 @@ behind a symptom (``root_causes``), a trial fix it proposes for a healthy run wh
 evidence still shows the fault (``trial``), and why autofix makes no edit for it (``no_recipe``).
 A fault that raises nothing is found by hooks the engine calls over the whole registry: on a
 run's facts (``findings``; ``symptom_finding`` for a symptom that is a finding instead of a
-failure), on the script's source (``source_findings`` for a run that raised nothing,
-``source_diagnoses`` for faults that join a failing run's fixes), whether a finding is only
-advice (``advisory``).
+failure; ``symptom_diagnosis``, a symptom's own root-cause analysis, and ``symptom_cause``,
+a category that claims a symptom from its evidence), on the script's source
+(``source_findings`` for a run that raised nothing, ``source_diagnoses`` for faults that
+join a failing run's fixes), whether a finding is only advice (``advisory``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,14 @@ from pathlib import Path
 
 from autofix.categories.breaches import breach_of
 from autofix.categories.failure import Failure
-from autofix.types import Diagnosis, Finding, ProbeReport, RunResult, SourceFacts
+from autofix.types import (
+    Diagnosis,
+    Finding,
+    ProbeReport,
+    RunResult,
+    SourceFacts,
+    SymptomReport,
+)
 
 #: The saved example tracebacks, one folder per category id.
 EXAMPLES_DIR = Path(__file__).parent / "examples"
@@ -146,6 +154,15 @@ class Category:
     #: this fault (a category with a ``check`` and no ``patterns`` or ``types`` is matched
     #: on its facts alone, and needs them).
     needs_facts: bool = False
+    #: For a symptom (:attr:`Kind.SYMPTOM`): the diagnosis of a run whose probe confirmed
+    #: it, named by its root causes found in the run's facts (``root_causes``), else the
+    #: symptom itself with what the evidence shows.
+    symptom_diagnosis: Callable[[RunResult], Diagnosis] | None = None
+    #: This category as the cause of a symptom the probe confirmed, read from the symptom's
+    #: own evidence (the first non-finite batch's labels against the head): its diagnosis
+    #: (``via`` the symptom), else ``None``. Tried in registration order before the
+    #: symptom's own ``symptom_diagnosis``.
+    symptom_cause: Callable[[SymptomReport], Diagnosis | None] | None = None
     #: What a run that raised nothing still got wrong of this fault, read from its facts
     #: (the probe's ``train_facts``, its trainers and steps): findings of this category's id
     #: (empty: none). Called on every run judged healthy, in registration order.

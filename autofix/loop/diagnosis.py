@@ -4,7 +4,6 @@ and where it was raised, refined by the run's facts, with the category's advice.
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 from pathlib import Path
 
@@ -17,8 +16,6 @@ from autofix.categories import (
     is_category,
 )
 from autofix.categories.breaches import breach_of, failing_call
-from autofix.categories.catalogue.divergence import divergence_evidence
-from autofix.categories.catalogue.symptoms import stall_advice
 from autofix.categories.failure import Failure
 from autofix.categories.sites import all_frames, frame_keys, raised_site
 from autofix.categories.tracebacks import inner_message, parse_traceback
@@ -30,8 +27,6 @@ from autofix.types import (
     ProbeReport,
     RunOutcome,
     RunResult,
-    SampleLoss,
-    SymptomReport,
 )
 
 
@@ -237,92 +232,22 @@ def diagnose(run: RunResult, script: Path, root: str = "") -> Diagnosis:
 def diagnose_symptom(run: RunResult) -> Diagnosis | None:
     """Name the root cause of the symptom the probe confirmed (``None``: no symptom).
 
-    ``nan-loss``: like the course, look at the first bad batch's per-sample losses against
-    its labels and ``num_labels``; labels outside the head mean ``label-out-of-range``.
-    ``stalled-loss``: the causes autofix can fix, found in the run's facts: a string Keras
-    loss on a Hugging Face model (``keras-string-loss``) and a learning rate at or above
-    1e-3 (``lr-too-high``); all found causes are listed in ``causes``.
+    First a category that claims the symptom from its own evidence
+    (``Category.symptom_cause``: like the course, the first bad batch's per-sample losses
+    against its labels and ``num_labels``; labels outside the head mean
+    ``label-out-of-range``), in registration order; then the symptom's own analysis
+    (``Category.symptom_diagnosis``: the causes autofix can fix, found in the run's facts,
+    all listed in ``causes``). A symptom no category analyses is named as it was reported.
     """
     symptom = run.probe.symptom
     if symptom is None:
         return None
-    if symptom.kind == "nan-loss":
-        return _nan_diagnosis(symptom, run.probe.facts.get("param_dtype") == "torch.float16",
-                              run.probe)
-    stalled = get_category("stalled-loss")
-    causes = [rule.category for rule in stalled.root_causes if rule.found(run.probe)]
-    rates = [s.lr for s in run.probe.steps if s.lr is not None]
-    advice = stall_advice(run)
-    found = f"; root causes: {', '.join(causes)}" if causes else \
-        (f"; root cause: {advice[0]}" if advice else "; no known root cause")
-    return Diagnosis(
-        category=causes[0] if causes else "stalled-loss",
-        evidence=symptom.evidence + found,
-        details=(symptom.evidence, f"learning rate: {max(rates):g}" if rates else "lr unknown",
-                 *advice),
-        via="stalled-loss" if causes else "",
-        causes=tuple(causes),
-        hint=" ".join(advice) if advice and not causes else stalled.hint,
-    )
-
-
-def _nan_diagnosis(symptom: SymptomReport, float16: bool = False,
-                   probe: ProbeReport | None = None) -> Diagnosis:
-    samples, head = symptom.samples, symptom.num_labels
-    outside = [s for s in samples if head is not None and (s.label >= head or -100 < s.label < 0)]
-    if outside:
-        labels = sorted({s.label for s in outside})
-        return Diagnosis(
-            category="label-out-of-range", via="nan-loss",
-            evidence=f"{symptom.evidence}; labels {labels} of samples "
-                     f"{[s.index for s in outside]} are outside num_labels={head}",
-            details=tuple(_sample_lines(samples)),
-        )
-    parts = [symptom.evidence]
-    ignored = [s for s in samples if s.label == -100]
-    bad = [s for s in samples if s.loss is not None and not math.isfinite(s.loss)]
-    if samples and len(ignored) == len(samples):
-        parts.append(f"all {len(samples)} labels of that batch are -100 (ignored), so the mean "
-                     "loss is taken over zero targets")
-        if symptom.step == 1:  # from the first step on: the labels' fault, not the loss'
-            masked = get_category("labels-all-masked")
-            return Diagnosis(category=masked.id, via="nan-loss", evidence="; ".join(parts),
-                             details=tuple(_sample_lines(samples)), hint=masked.hint)
-    elif bad:
-        parts.append(f"non-finite per-sample losses at samples {[s.index for s in bad]} "
-                     f"(labels {[s.label for s in bad]})")
-    elif float16:
-        parts.append("face: float16 weights trained directly (the model's parameters are "
-                     "torch.float16): overflow or an update under float16 resolution; load "
-                     "the model in float32 and train with mixed precision (fp16=True / "
-                     "torch.autocast) instead")
-    elif samples:
-        parts.append("every per-sample loss of that batch is finite; the NaN comes from "
-                     "elsewhere (fp16 overflow, a learning rate far too high, log(0))")
-    nan = get_category("nan-loss")
-    numeric = divergence_evidence(probe) if probe is not None else []
-    causes = [rule.category for rule in nan.root_causes if probe is not None
-              and rule.found(probe)] if not (samples and len(ignored) == len(samples)) else []
-    if causes:  # a diverging loss: its causes are alternatives, the first is tried first
-        parts.append(f"root causes: {', '.join(causes)}")
-    return Diagnosis(category=causes[0] if causes else "nan-loss",
-                     evidence="; ".join([*parts[:1], *numeric, *parts[1:]]),
-                     details=(*numeric, *_sample_lines(samples)),
-                     via="nan-loss" if causes else "", causes=tuple(causes),
-                     facts=_rate(probe),
-                     hint=get_category(causes[0]).hint if causes else nan.hint)
-
-
-def _rate(probe: ProbeReport | None) -> tuple[tuple[str, str], ...]:
-    """The fact ``lr``: the largest learning rate the run stepped with (none recorded: no
-    fact)."""
-    rates = [s.lr for s in probe.steps if s.lr is not None] if probe is not None else []
-    return (("lr", repr(max(rates))),) if rates else ()
-
-
-def _sample_lines(samples: tuple[SampleLoss, ...], limit: int = 8) -> list[str]:
-    lines = [f"batch sample {s.index}: label {s.label}, loss "
-             f"{'n/a' if s.loss is None else format(s.loss, '.4g')}" for s in samples[:limit]]
-    if len(samples) > limit:
-        lines.append(f"... {len(samples) - limit} more samples")
-    return lines
+    for category in all_categories():
+        if category.symptom_cause is not None:
+            claimed = category.symptom_cause(symptom)
+            if claimed is not None:
+                return claimed
+    own = get_category(symptom.kind) if is_category(symptom.kind) else None
+    if own is None or own.symptom_diagnosis is None:
+        return Diagnosis(category=symptom.kind, evidence=symptom.evidence)
+    return own.symptom_diagnosis(run)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from autofix.categories.catalogue.course import label_count_advice
+from autofix.categories.facts import sample_lines
 from autofix.categories.failure import (
     Failure,
     Value,
@@ -37,7 +38,7 @@ from autofix.categories.failure import (
 )
 from autofix.categories.model import Category, Kind
 from autofix.categories.script_terms import argument_on
-from autofix.types import Finding, ProbeReport, RunResult
+from autofix.types import Diagnosis, Finding, ProbeReport, RunResult, SymptomReport
 
 #: The ignore index of torch's and transformers' losses (labels the loss skips).
 IGNORE_INDEX = -100
@@ -448,6 +449,24 @@ def _misaligned(failure: Failure) -> bool | None:
     return None
 
 
+def _outside_the_head(symptom: SymptomReport) -> Diagnosis | None:
+    """``label-out-of-range`` for a non-finite loss whose first bad batch holds labels
+    outside the head (``>= num_labels``, or negative other than -100): the course's first
+    look at a NaN, its per-sample losses against the labels; ``None`` otherwise."""
+    head = symptom.num_labels
+    outside = [s for s in symptom.samples
+               if head is not None and (s.label >= head or -100 < s.label < 0)]
+    if not outside:
+        return None
+    labels = sorted({s.label for s in outside})
+    return Diagnosis(
+        category="label-out-of-range", via=symptom.kind,
+        evidence=f"{symptom.evidence}; labels {labels} of samples "
+                 f"{[s.index for s in outside]} are outside num_labels={head}",
+        details=tuple(sample_lines(symptom.samples)),
+    )
+
+
 def _regression_on_class_ids(run: RunResult) -> list[Finding]:
     """``regression-on-class-ids``: a ``Trainer`` whose model has ``num_labels=1`` given a
     training split of integer labels above 0 (the run's trainer facts): it fits an MSE
@@ -513,6 +532,7 @@ LABELS: tuple[Category, ...] = (
         ),
         raised_in=("loss",),
         examples=("v5.txt", "v4.txt", "v4-tf.txt"),
+        symptom_cause=_outside_the_head,
     ),
     Category(
         id="multi-label-width-mismatch",

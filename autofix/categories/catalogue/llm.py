@@ -18,9 +18,10 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from autofix.categories.facts import all_ignored, all_ignored_text, sample_lines
 from autofix.categories.failure import Failure
 from autofix.categories.model import Category
-from autofix.types import ExceptionInfo, ProbeReport
+from autofix.types import Diagnosis, ExceptionInfo, ProbeReport, SymptomReport
 
 #: Class names of causal language models (a PEFT wrapper's base model counts too).
 CAUSAL_LM = r"(ForCausalLM|LMHeadModel)$"
@@ -321,6 +322,22 @@ def _text_field_advise(failure: Failure) -> str:
             f"have (their columns: {', '.join(keys)}){change}")
 
 
+def _masked_from_the_start(symptom: SymptomReport) -> Diagnosis | None:
+    """``labels-all-masked`` for a non-finite loss from the first step whose bad batch has
+    every label -100 (the loss's mean over zero targets: the labels' fault, not the loss');
+    ``None`` otherwise (a later step's all-ignored batch stays the symptom's)."""
+    if not all_ignored(symptom.samples) or symptom.step != 1:
+        return None
+    return Diagnosis(category="labels-all-masked", via=symptom.kind,
+                     evidence=f"{symptom.evidence}; {all_ignored_text(symptom.samples)}",
+                     details=tuple(sample_lines(symptom.samples)), hint=_MASKED_HINT)
+
+
+_MASKED_HINT = ("the labels mask every token (-100): mask only the prompt, e.g. "
+                "labels = [-100] * len(tokenizer(prompt).input_ids) + ids[prompt_len:], or let "
+                "SFTTrainer mask prompt/completion rows itself")
+
+
 LLM: tuple[Category, ...] = (
     Category(
         id="lora-target-modules-not-found",
@@ -354,9 +371,8 @@ LLM: tuple[Category, ...] = (
         title="every label of the batch is -100: the loss has no target (NaN or 0 from the "
               "first step)",
         no_recipe="which tokens carry the loss is the script's masking code: autofix advises",
-        hint="the labels mask every token (-100): mask only the prompt, e.g. "
-             "labels = [-100] * len(tokenizer(prompt).input_ids) + ids[prompt_len:], or let "
-             "SFTTrainer mask prompt/completion rows itself",
+        hint=_MASKED_HINT,
+        symptom_cause=_masked_from_the_start,
     ),
     Category(
         id="all-examples-masked",

@@ -8,9 +8,11 @@ from __future__ import annotations
 import math
 
 from autofix.categories.catalogue.course import label_count_advice
-from autofix.categories.catalogue.divergence import DIVERGENCE_CAUSES
+from autofix.categories.catalogue.divergence import DIVERGENCE_CAUSES, divergence_evidence
 from autofix.categories.catalogue.evidence import STEP_CAUSES, evidence_advice, step_cause
+from autofix.categories.facts import all_ignored, all_ignored_text, sample_lines
 from autofix.categories.model import Category, Kind, RootCause
+from autofix.categories.registry import get_category
 from autofix.run.child.contract import PROBABILITY_LOSSES
 from autofix.run.child.symptoms import FLAT_EVIDENCE, STALL_RATIO, WINDOW, fit
 from autofix.types import Diagnosis, Finding, ProbeReport, RunResult
@@ -189,6 +191,71 @@ def unexplained_flat(run: RunResult) -> Finding | None:
                    "if it should learn faster")
 
 
+def stall_diagnosis(run: RunResult) -> Diagnosis:
+    """The diagnosis of a stall the probe confirmed: its causes autofix can fix, found in
+    the run's facts (:data:`STALL_CAUSES`: zero_grad() before step(), a schedule stepped at
+    the wrong level, a string Keras loss on a Hugging Face model, a learning rate at or
+    above 1e-3), all listed in ``causes`` and the first named; else ``stalled-loss`` with
+    the advice :func:`stall_advice` gives as its hint."""
+    symptom = run.probe.symptom
+    assert symptom is not None
+    causes = [rule.category for rule in STALLED_LOSS.root_causes if rule.found(run.probe)]
+    rates = [s.lr for s in run.probe.steps if s.lr is not None]
+    advice = stall_advice(run)
+    found = f"; root causes: {', '.join(causes)}" if causes else \
+        (f"; root cause: {advice[0]}" if advice else "; no known root cause")
+    return Diagnosis(
+        category=causes[0] if causes else STALLED_LOSS.id,
+        evidence=symptom.evidence + found,
+        details=(symptom.evidence, f"learning rate: {max(rates):g}" if rates else "lr unknown",
+                 *advice),
+        via=STALLED_LOSS.id if causes else "",
+        causes=tuple(causes),
+        hint=" ".join(advice) if advice and not causes else STALLED_LOSS.hint,
+    )
+
+
+def nan_diagnosis(run: RunResult) -> Diagnosis:
+    """The diagnosis of a non-finite loss the probe confirmed, as the course reads one:
+    what the first bad batch's per-sample losses and labels show (every label ignored,
+    samples with a non-finite loss, float16 weights trained directly, or all finite), the
+    loss and gradient history and the inputs' scale (:func:`divergence_evidence`), and the
+    diverging loss's causes found in them (:data:`DIVERGENCE_CAUSES`, alternatives: the
+    first is fixed first); none when every label of the batch is ignored (a mean over zero
+    targets is no divergence). A cause another category claims from the batch (labels
+    outside the head) is not this: ``Category.symptom_cause`` answers first."""
+    symptom, probe = run.probe.symptom, run.probe
+    assert symptom is not None
+    samples = symptom.samples
+    parts = [symptom.evidence]
+    bad = [s for s in samples if s.loss is not None and not math.isfinite(s.loss)]
+    if all_ignored(samples):
+        parts.append(all_ignored_text(samples))
+    elif bad:
+        parts.append(f"non-finite per-sample losses at samples {[s.index for s in bad]} "
+                     f"(labels {[s.label for s in bad]})")
+    elif probe.facts.get("param_dtype") == "torch.float16":
+        parts.append("face: float16 weights trained directly (the model's parameters are "
+                     "torch.float16): overflow or an update under float16 resolution; load "
+                     "the model in float32 and train with mixed precision (fp16=True / "
+                     "torch.autocast) instead")
+    elif samples:
+        parts.append("every per-sample loss of that batch is finite; the NaN comes from "
+                     "elsewhere (fp16 overflow, a learning rate far too high, log(0))")
+    numeric = divergence_evidence(probe)
+    causes = [] if all_ignored(samples) else \
+        [rule.category for rule in NAN_LOSS.root_causes if rule.found(probe)]
+    if causes:  # a diverging loss: its causes are alternatives, the first is tried first
+        parts.append(f"root causes: {', '.join(causes)}")
+    rates = [s.lr for s in probe.steps if s.lr is not None]
+    return Diagnosis(category=causes[0] if causes else NAN_LOSS.id,
+                     evidence="; ".join([*parts[:1], *numeric, *parts[1:]]),
+                     details=(*numeric, *sample_lines(samples)),
+                     via=NAN_LOSS.id if causes else "", causes=tuple(causes),
+                     facts=(("lr", repr(max(rates))),) if rates else (),
+                     hint=get_category(causes[0]).hint if causes else NAN_LOSS.hint)
+
+
 NAN_LOSS = Category(
     id="nan-loss",
     advice=label_count_advice,
@@ -199,6 +266,7 @@ NAN_LOSS = Category(
     kind=Kind.SYMPTOM,
     root_causes=DIVERGENCE_CAUSES,
     alternatives=True,
+    symptom_diagnosis=nan_diagnosis,
 )
 STALLED_LOSS = Category(
     id="stalled-loss",
@@ -209,6 +277,7 @@ STALLED_LOSS = Category(
          "others (a learning rate of 0, no gradients, a frozen base)",
     kind=Kind.SYMPTOM,
     root_causes=STALL_CAUSES,
+    symptom_diagnosis=stall_diagnosis,
 )
 SYMPTOMS: tuple[Category, ...] = (NAN_LOSS, STALLED_LOSS)
 
