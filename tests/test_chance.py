@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from autofix.loop.verdicts import chance_of, monitor_of
+from autofix.categories.proofs import chance_of, monitor_of
 from autofix.run.child.symptoms import Chance, LossMonitor
 from autofix.types import ChanceLevel, ProbeReport
 

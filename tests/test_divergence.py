@@ -17,9 +17,10 @@ from autofix.categories.catalogue.divergence import (
     divergence_evidence,
     growing_loss,
 )
+from autofix.categories.proofs import finite_and_falling, learning_failure
 from autofix.loop.diagnosis import diagnose_symptom
 from autofix.loop.fixgroups import FixGroup
-from autofix.loop.verdicts import finite_and_falling, judge, proof_failure
+from autofix.loop.verdicts import judge
 from autofix.run.child import numeric
 from autofix.types import (
     Diagnosis,
@@ -124,7 +125,7 @@ def test_a_fix_that_leaves_the_loss_finite_but_flat_is_not_kept(tmp_path: object
     assert "did not help: the loss is not finite and falling (60 steps" in reason
     falling = run_of([1.1e5 * 0.9 ** i for i in range(60)])
     assert fix_group(diag).failed_by(falling, judge(falling, tmp_path)) == ""  # type: ignore[arg-type]
-    assert proof_failure(falling) != ""  # a stall fix still owes a loss under chance
+    assert learning_failure(falling) != ""  # a stall fix still owes a loss under chance
 
 
 def test_the_child_records_the_first_forward_inputs_and_the_gradient_norms() -> None:

@@ -14,14 +14,12 @@ import pytest
 import torch
 from transformers import get_linear_schedule_with_warmup
 
+from autofix.categories import get_category
 from autofix.categories.catalogue.evidence import misstepped_schedule, schedule_evidence
+from autofix.categories.proofs import invariant_failure as category_invariant_failure
+from autofix.categories.proofs import metric_regression
 from autofix.loop.diagnosis import diagnose_symptom
-from autofix.loop.verdicts import (
-    findings_of,
-    invariant_failure,
-    metric_regression,
-    run_findings,
-)
+from autofix.loop.verdicts import findings_of, run_findings
 from autofix.reports.formats import covered_text
 from autofix.run.child import plan, schedules
 from autofix.types import (
@@ -180,6 +178,11 @@ def test_a_stall_at_lr_0_names_the_schedule_as_its_root_cause() -> None:
     assert diagnosis is not None and diagnosis.category == "scheduler-stepped-per-batch"
     assert diagnosis.via == "stalled-loss"
     assert misstepped_schedule(stalled.probe, "epochs") == SCHEDULE
+
+
+def invariant_failure(before: RunResult, after: RunResult, category: str) -> str:
+    """Why ``after`` does not prove a fix of ``category`` (its ``Proof``)."""
+    return category_invariant_failure(get_category(category), before, after)
 
 
 def test_a_schedule_fix_owes_the_invariant_and_no_worse_evaluation() -> None:

@@ -22,6 +22,7 @@ from autofix.categories.model import (
     Category,
     Kind,
     Place,
+    Proof,
     RootCause,
 )
 from autofix.categories.registry import (
@@ -35,6 +36,6 @@ from autofix.categories.registry import (
 )
 
 __all__ = ["EXAMPLES_DIR", "LR_TOO_HIGH", "SLOW_TRIAL", "SOURCE_SCAN", "TIMEOUT", "UNKNOWN",
-           "Category", "Kind", "Place", "RootCause", "all_categories", "catalogue",
+           "Category", "Kind", "Place", "Proof", "RootCause", "all_categories", "catalogue",
            "category_origin", "drop_plugin_categories", "get_category", "is_category",
            "register_category", "symptom_ids"]

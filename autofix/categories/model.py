@@ -14,7 +14,8 @@ run's facts (``findings``; ``symptom_finding`` for a symptom that is a finding i
 failure; ``symptom_diagnosis``, a symptom's own root-cause analysis, and ``symptom_cause``,
 a category that claims a symptom from its evidence), on the script's source
 (``source_findings`` for a run that raised nothing, ``source_diagnoses`` for faults that
-join a failing run's fixes), whether a finding is only advice (``advisory``).
+join a failing run's fixes), whether a finding is only advice (``advisory``); and what the
+run after its fix must show (``proof``).
 """
 
 from __future__ import annotations
@@ -64,6 +65,27 @@ class RootCause:
     category: str
     found: Callable[[ProbeReport], bool]
     why: str = ""
+
+
+@dataclass(frozen=True)
+class Proof:
+    """What the healthy run after a fix of a category must show beyond the fault gone
+    (:mod:`autofix.categories.proofs`). The default: nothing more for an error's fix, a
+    loss clearly under the chance level for a symptom's fix or a trial."""
+
+    #: A symptom's fix or a trial owes a loss finite and falling instead of one under the
+    #: chance level (a diverging loss: a regression has no chance level to get under).
+    falling: bool = False
+    #: A silent fault's fix changes how the script trains or evaluates: its finding must be
+    #: gone on the next run and the script's own evaluation no worse than before it.
+    invariant: bool = False
+    #: ``"loss"`` or ``"metric"``: the kind of the script's figures the fix changes the
+    #: meaning of (a loss given logits instead of probabilities is on another scale), left
+    #: out of the comparison before and after it.
+    changes: str = ""
+    #: The category's own invariant on the run after the fix: why it is still broken
+    #: ("" when it holds), checked before its finding.
+    holds: Callable[[RunResult], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -163,6 +185,8 @@ class Category:
     #: (``via`` the symptom), else ``None``. Tried in registration order before the
     #: symptom's own ``symptom_diagnosis``.
     symptom_cause: Callable[[SymptomReport], Diagnosis | None] | None = None
+    #: What the healthy run after a fix of this category must show (:class:`Proof`).
+    proof: Proof = Proof()
     #: What a run that raised nothing still got wrong of this fault, read from its facts
     #: (the probe's ``train_facts``, its trainers and steps): findings of this category's id
     #: (empty: none). Called on every run judged healthy, in registration order.

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Protocol
 
 from autofix.categories import Place, all_categories, get_category, is_category
+from autofix.categories.proofs import chance_of
 from autofix.errors import AutofixError, save_traceback
 from autofix.loop.api_check import api_diagnoses
 from autofix.loop.candidates import Trial, candidates, label_of, trials_text, verdict_text
@@ -34,7 +35,6 @@ from autofix.loop.messages import commit_message
 from autofix.loop.verdicts import (
     FINDING,
     advisory,
-    chance_of,
     fault_diagnosis,
     healthy_evidence,
     judge,

@@ -16,8 +16,9 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
-from autofix.categories import symptom_ids
-from autofix.loop.verdicts import FINDING, finding_failure, invariant_failure, proof_failure
+from autofix.categories import get_category, is_category, symptom_ids
+from autofix.categories.proofs import invariant_failure, learning_failure
+from autofix.loop.verdicts import FINDING, finding_failure, owes_falling
 from autofix.types import Diagnosis, FixRecord, Healthy, RunResult
 
 #: Exception classes that, raised at a line a fix changed, mean the fix broke the code
@@ -153,10 +154,10 @@ class FixGroup:
         or a new error comes from a line it changed; a symptom fix must also prove
         itself (the same symptom again, or a healthy run whose loss is not clearly under
         the chance level, or for a non-finite loss one not finite and falling, fails it).
-        A trial (``tentative``) owes the same proof. A silent fault's fix
-        (:data:`~autofix.loop.verdicts.INVARIANT_FIXES`) must also show its invariant
-        holding and the script's own evaluation no worse than before it
-        (:func:`~autofix.loop.verdicts.invariant_failure`)."""
+        A trial (``tentative``) owes the same proof, its category's (``Proof.falling``: a
+        diverging loss). A silent fault's fix (``Proof.invariant``) must also show its
+        invariant holding and the script's own evaluation no worse than before it
+        (:func:`~autofix.categories.proofs.invariant_failure`)."""
         if isinstance(verdict, Diagnosis):
             again = next((d for d in (self.diagnosis, *self.extra) if verdict.same_fault(d)),
                          None)
@@ -176,12 +177,15 @@ class FixGroup:
                 return (f"recipe {self.recipes} did not help: {symptom_of(verdict)} after "
                         f"it ({verdict.evidence})")
             return ""
+        category = self.diagnosis.category
         if self.diagnosis.via == FINDING:  # a finding's fix: the finding must be gone
-            why = finding_failure(run, self.diagnosis.category)
+            why = finding_failure(run, category)
+        elif self.symptom or self.tentative:  # the proof of the symptom, else the trial's
+            why = learning_failure(run, owes_falling(self.symptom or category))
         else:
-            why = proof_failure(run, self.symptom or self.diagnosis.via) \
-                if self.symptom or self.tentative else ""
-        why = why or invariant_failure(self.run, run, self.diagnosis.category)
+            why = ""
+        if not why and is_category(category):
+            why = invariant_failure(get_category(category), self.run, run)
         if why:
             return f"recipe {self.recipes} did not help: {why}"
         return ""

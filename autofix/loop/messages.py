@@ -6,7 +6,7 @@ from autofix.categories import SLOW_TRIAL, SOURCE_SCAN, get_category, is_categor
 from autofix.categories.catalogue.divergence import GROWING_TRIAL
 from autofix.loop.diagnosis import PREFLIGHT_CHECK
 from autofix.loop.fixgroups import symptom_of
-from autofix.loop.verdicts import FALLING_PROOF, PREFLIGHT_FAULT
+from autofix.loop.verdicts import PREFLIGHT_FAULT, owes_falling
 from autofix.toolkit.recipe import Recipe
 from autofix.types import Applied, Diagnosis
 from autofix.vcs.trailers import Trailers
@@ -58,7 +58,7 @@ def commit_message(recipe: type[Recipe], outcome: Applied, diag: Diagnosis, run_
         happened = f"Run {run_n} trained without a fault while its loss grew (this fix is a " \
                    "trial, kept only if the next run's loss is finite and falling)"
         symptom = GROWING_TRIAL
-    elif symptom in FALLING_PROOF and diag.causes:
+    elif symptom and owes_falling(symptom) and diag.causes:
         happened += " (this fix is kept only if the next run's loss is finite and falling)"
     elif diag.via == PREFLIGHT_FAULT:
         happened = f"Run {run_n}, before its first training step, found"

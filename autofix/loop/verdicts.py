@@ -7,16 +7,9 @@ import math
 from pathlib import Path
 
 from autofix.categories import all_categories, get_category, is_category
-from autofix.categories.catalogue.divergence import GROWING_TRIAL
-from autofix.categories.catalogue.evidence import EPOCHS, STEPS, misstepped_schedule
+from autofix.categories.proofs import monitor_of
 from autofix.loop.diagnosis import diagnose, diagnose_symptom
-from autofix.run.child.symptoms import (
-    WINDOW,
-    ZERO_LR,
-    Chance,
-    LossMonitor,
-    t95,
-)
+from autofix.run.child.symptoms import WINDOW
 from autofix.toolkit.source_findings import source_facts
 from autofix.types import (
     Diagnosis,
@@ -26,7 +19,6 @@ from autofix.types import (
     ProbeReport,
     RunOutcome,
     RunResult,
-    StepRecord,
 )
 
 
@@ -51,22 +43,6 @@ def judge(run: RunResult, script: Path, root: str = "") -> Healthy | Diagnosis:
     return diagnose_symptom(run) or diagnose(run, script, root)
 
 
-def chance_of(probe: ProbeReport) -> Chance | None:
-    """The chance level the probe measured at the training loss (the ``chance`` event),
-    else ln C of the ``num_classes`` it reported, else ``None``."""
-    level = probe.chance
-    if level is not None:
-        return Chance(level.value, level.kind, level.label, level.classes, level.tokens)
-    if probe.num_classes is not None and probe.num_classes >= 2:
-        return Chance.of_classes(probe.num_classes)
-    return None
-
-
-def monitor_of(probe: ProbeReport, losses: list[float]) -> LossMonitor:
-    """A :class:`LossMonitor` holding ``losses``, judged against the run's chance level."""
-    return LossMonitor(losses=list(losses), level=chance_of(probe))
-
-
 #: ``via`` of a fault found by a preflight check that raises nothing (a loss on logits).
 PREFLIGHT_FAULT = "preflight"
 
@@ -79,6 +55,13 @@ def symptom_findings(run: RunResult) -> list[Finding]:
         return []
     return [found for category in all_categories() if category.symptom_finding is not None
             if (found := category.symptom_finding(run)) is not None]
+
+
+def owes_falling(category: str) -> bool:
+    """True when a fix for ``category`` (a symptom's, or a trial's) is proved by a loss
+    finite and falling rather than one under the chance level (``Proof.falling``: a
+    diverging loss)."""
+    return is_category(category) and get_category(category).proof.falling
 
 
 def advisory(kind: str) -> bool:
@@ -116,52 +99,6 @@ def healthy_evidence(run: RunResult) -> str:
     slow = next((f"; {f.evidence}" for f in run.probe.findings if advisory(f.kind)), "")
     return (f"{len(run.probe.steps)} steps, loss {losses[0]:.3f} at step 1, "
             f"{sum(tail) / len(tail):.3f} over the last {len(tail)} steps{extended}{slow}")
-
-
-#: Symptoms whose fix a finite and falling loss proves (:func:`finite_and_falling`): a
-#: diverging loss is repaired when it no longer diverges, whatever the task (a regression
-#: has no chance level to get under).
-FALLING_PROOF = frozenset({"nan-loss", GROWING_TRIAL})
-#: A falling loss loses at least this fraction of its first window's mean by its last.
-FALL_SHARE = 0.02
-
-
-def finite_and_falling(losses: list[float]) -> bool:
-    """True when every loss is finite and the mean of the last ``w`` steps (``w`` = the
-    stall rule's ``WINDOW``, or half the steps when fewer than twice that ran; at least 4
-    steps) is under the first ``w`` steps' mean by :data:`FALL_SHARE` of it or more, and
-    significantly: the 95 % interval of the difference of the two means (Welch's
-    standard error, Student t with ``w - 1`` degrees of freedom) excludes 0."""
-    if len(losses) < 4 or not all(math.isfinite(x) for x in losses):
-        return False
-    w = min(WINDOW, len(losses) // 2)
-    first, last = losses[:w], losses[-w:]
-    centre_first, centre_last = sum(first) / w, sum(last) / w
-    drop = centre_first - centre_last
-    if drop < FALL_SHARE * abs(centre_first):
-        return False
-    spread = math.sqrt(sum((x - centre_first) ** 2 for x in first) / (w - 1) / w
-                       + sum((x - centre_last) ** 2 for x in last) / (w - 1) / w)
-    return drop - t95(w - 1) * spread > 0
-
-
-def proof_failure(run: RunResult, symptom: str = "") -> str:
-    """Why a healthy run does not prove a fix of ``symptom`` ("" when it does): a loss
-    finite and falling for the symptoms of :data:`FALLING_PROOF`, else a loss clearly
-    under the chance level within the budget."""
-    if symptom in FALLING_PROOF:
-        losses = [s.loss for s in run.probe.steps if s.loss is not None]
-        if finite_and_falling(losses):
-            return ""
-        shown = ", ".join(f"{x:.4g}" for x in losses[:3])
-        return (f"the loss is not finite and falling ({len(losses)} steps"
-                f"{': ' + shown + ', ...' if losses else ''}"
-                f"{f', last {losses[-1]:.4g}' if losses else ''})")
-    monitor = monitor_of(run.probe, [s.loss for s in run.probe.steps if s.loss is not None])
-    if monitor.clearly_learning():
-        return ""
-    return (f"the loss did not get clearly under the chance level within the budget (last "
-            f"{WINDOW} steps: {monitor.window_mean():.3f}, {len(monitor.losses)} steps)")
 
 
 #: ``Diagnosis.via`` of a fix for a healthy run's finding (``zero-grad-missing``): the
@@ -218,96 +155,3 @@ def findings_of(run: RunResult) -> list[Finding]:
     return [*symptom_findings(run),
             *(found for category in all_categories() if category.findings is not None
               for found in category.findings(run))]
-
-
-#: The fixes that must show their invariant holding on the next run, and the script's own
-#: evaluation no worse (:func:`invariant_failure`), by category: a silent fault's fix
-#: changes how the script trains or evaluates, so a healthy run after it is not proof.
-INVARIANT_FIXES = frozenset({"scheduler-stepped-per-batch", "scheduler-stepped-per-epoch",
-                             "zero-grad-missing", "zero-grad-before-step",
-                             "eval-without-eval-mode", "probabilities-to-logit-loss",
-                             "metric-on-flat-argmax", "stats-before-split",
-                             "label-encoding-mismatch", "labels-masked-beyond-padding"})
-#: Fixes that change what one kind of the script's figures means, so that kind is not
-#: compared before and after them: a loss given logits instead of probabilities is on
-#: another scale ("loss"); a metric computed on class ids instead of flat indices is
-#: another number ("metric"). The other kind must still be no worse.
-CHANGES_MEANING = {"probabilities-to-logit-loss": "loss", "metric-on-flat-argmax": "metric"}
-#: An accuracy-like metric (higher is better) counts as worse when it falls by more than
-#: this (absolute): the budgeted runs before and after a fix stop at different points of
-#: training, so small moves are not the fix's doing.
-METRIC_DROP = 0.05
-#: A loss counts as worse when it rises by more than this fraction of its value before.
-LOSS_RISE = 0.10
-#: Names of metrics where higher is better (substrings, lower case).
-HIGHER_BETTER = ("accuracy", "acc", "f1", "precision", "recall", "matthews", "auc",
-                 "exact_match", "bleu", "rouge")
-
-
-def last_metrics(run: RunResult) -> dict[str, float]:
-    """The script's last evaluation in ``run`` (``Trainer.evaluate``, the evaluations during
-    training), else the last held-out evaluation the probe measured on a hand loop's
-    forwards in eval mode (``phases``), else ``{}``."""
-    if run.probe.evaluations:
-        return dict(run.probe.evaluations[-1][1])
-    for phase in reversed(run.probe.phases):
-        if phase.metrics:
-            return dict(phase.metrics)
-    return {}
-
-
-def metric_regression(before: RunResult, after: RunResult, ignore: str = "") -> str:
-    """Which metric of the script's own last evaluation is worse after a fix than before
-    it (:data:`METRIC_DROP`, :data:`LOSS_RISE`); ``""`` when none is, or when either run
-    did not evaluate (a run stopped at a stall evaluates nothing). ``ignore``: "loss" or
-    "metric", a kind of figure the fix changes the meaning of (:data:`CHANGES_MEANING`)."""
-    old, new = last_metrics(before), last_metrics(after)
-    for name in old.keys() & new.keys():
-        key = name.lower()
-        if key.endswith(("_runtime", "_per_second", "epoch", "_rows", "_samples")):
-            continue
-        if "loss" in key and ignore != "loss" \
-                and new[name] > old[name] * (1 + LOSS_RISE) + 1e-9:
-            return f"{name} rose from {old[name]:.4g} to {new[name]:.4g}"
-        if "loss" not in key and ignore != "metric" \
-                and any(word in key for word in HIGHER_BETTER) \
-                and new[name] < old[name] - METRIC_DROP:
-            return f"{name} fell from {old[name]:.4g} to {new[name]:.4g}"
-    return ""
-
-
-def rate_back_to_zero(steps: list[StepRecord]) -> int:
-    """The first step, before the last one, at a learning rate of 0 after a step above 0
-    (a warmup's first steps at 0 do not count), else 0."""
-    started = False
-    for record in steps[:-1]:
-        if record.lr is None:
-            continue
-        if record.lr > ZERO_LR:
-            started = True
-        elif started:
-            return record.step
-    return 0
-
-
-def invariant_failure(before: RunResult, after: RunResult, category: str) -> str:
-    """Why the healthy run ``after`` a fix of ``category`` (one of :data:`INVARIANT_FIXES`)
-    does not prove it, the run ``before`` being the one it was diagnosed on ("" when it
-    does, and for other categories): the invariant still broken (a schedule still stepped
-    at the wrong level, the learning rate 0 before the last step; the finding still
-    there), or the script's own evaluation worse (:func:`metric_regression`)."""
-    if category not in INVARIANT_FIXES:
-        return ""
-    for sized, kind in ((EPOCHS, "scheduler-stepped-per-batch"),
-                        (STEPS, "scheduler-stepped-per-epoch")):
-        if kind == category and misstepped_schedule(after.probe, sized) is not None:
-            return f"{kind} is still found after it"
-    if category.startswith("scheduler-"):
-        zero = rate_back_to_zero(after.probe.steps)
-        if zero:
-            return f"the learning rate is 0 from step {zero}, before training ends"
-    left = next((f for f in run_findings(after) if f.kind == category), None)
-    if left is not None:
-        return f"{category} is still found after it ({left.evidence})"
-    worse = metric_regression(before, after, CHANGES_MEANING.get(category, ""))
-    return f"the script's own evaluation is worse after it: {worse}" if worse else ""

@@ -12,7 +12,7 @@ stepped with is divided (the diagnosis' fact ``lr``: the largest rate the probe 
 the peak of a schedule), so the fixed script is left as it is. It is a ladder of
 candidates (:data:`RUNGS`: the rate divided by 10, 100, 1000, never under :data:`FLOOR`),
 each run before one is kept (:mod:`autofix.loop.candidates`): the first whose loss is
-finite and falling (:data:`autofix.loop.verdicts.FALLING_PROOF`) is committed; when none
+finite and falling (the ``Proof.falling`` of its category) is committed; when none
 is, the next cause is tried. The rates are found through the value-source service
 (:mod:`autofix.toolkit.values`): a literal at the optimizer's constructor or
 ``TrainingArguments``, the constant, argparse or dataclass default it comes from, or the

@@ -9,7 +9,8 @@ gradient norm that explodes in a hand loop gets clipping (``exploding-gradients`
 otherwise, when the loss grew or the gradient exploded, the learning rate is divided
 (``diverging-lr``). A non-finite loss that came from a level one names no cause. The
 first whose recipe applies is the fix; it is kept only when the next run's loss is finite
-and falling, else the next cause is tried (``Category.alternatives`` on ``nan-loss``).
+and falling (``Proof.falling``), else the next cause is tried (``Category.alternatives``
+on ``nan-loss``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from autofix.categories.model import Category, Kind, RootCause
+from autofix.categories.model import Category, Kind, Proof, RootCause
 from autofix.types import Diagnosis, ProbeReport, RunResult
 
 #: A float input whose largest absolute value is over this is not standardised: a
@@ -179,6 +180,7 @@ DIVERGENCE: tuple[Category, ...] = (
         title="numeric inputs far from unit scale make the loss diverge",
         hint="standardise the inputs where they are made: (x - mean) / std per feature",
         kind=Kind.ROOT_CAUSE,
+        proof=Proof(falling=True),
     ),
     Category(
         id="exploding-gradients",
@@ -186,6 +188,7 @@ DIVERGENCE: tuple[Category, ...] = (
         hint="clip the gradient norm before optimizer.step(): "
              "torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)",
         kind=Kind.ROOT_CAUSE,
+        proof=Proof(falling=True),
     ),
     Category(
         id="diverging-lr",
@@ -194,5 +197,6 @@ DIVERGENCE: tuple[Category, ...] = (
         hint="divide the learning rate by 10; kept only if the next run's loss is finite "
              "and falling",
         kind=Kind.ROOT_CAUSE,
+        proof=Proof(falling=True),
     ),
 )

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from autofix.categories.model import Category, Kind, RootCause
+from autofix.categories.model import Category, Kind, Proof, RootCause
+from autofix.categories.proofs import rate_back_to_zero
 from autofix.types import Finding, ProbeReport, RunResult, SourceFacts
 
 
@@ -226,6 +227,24 @@ def _shuffled_evaluations(facts: SourceFacts) -> list[Finding]:
     return out
 
 
+def schedule_holds(sized: str, kind: str) -> Callable[[RunResult], str]:
+    """The invariant a fix of a schedule stepped at the wrong level (``kind``, judged
+    ``sized`` before it) owes on the run after it: the schedule no longer judged ``sized``,
+    and the learning rate not back at 0 before the last step (a warmup's first steps at 0
+    are no fault)."""
+    def holds(after: RunResult) -> str:
+        if misstepped_schedule(after.probe, sized) is not None:
+            return f"{kind} is still found after it"
+        zero = rate_back_to_zero(after.probe.steps)
+        return f"the learning rate is 0 from step {zero}, before training ends" if zero else ""
+    return holds
+
+
+#: What the run after a fix of a hand loop's training step must show: the finding gone,
+#: the script's own evaluation no worse.
+INVARIANT = Proof(invariant=True)
+
+
 #: Root causes of a stall the step evidence names (a recipe, or advice), and what the
 #: facts of a hand loop's training step show on a run that raised nothing (findings, in the
 #: order they are reported).
@@ -236,6 +255,7 @@ ROOT_CAUSES: tuple[Category, ...] = (
               "step is taken on cleared gradients",
         hint="clear the gradients after optimizer.step() (or before loss.backward())",
         kind=Kind.ROOT_CAUSE,
+        proof=INVARIANT,
     ),
     Category(
         id="optimizer-never-steps",
@@ -256,6 +276,7 @@ ROOT_CAUSES: tuple[Category, ...] = (
              "probe counts steps, backward() and zero_grad() calls)",
         kind=Kind.ROOT_CAUSE,
         findings=_zero_grad_missing,
+        proof=INVARIANT,
     ),
     Category(
         id="eval-without-eval-mode",
@@ -266,6 +287,7 @@ ROOT_CAUSES: tuple[Category, ...] = (
              "calls under no_grad in training mode)",
         kind=Kind.ROOT_CAUSE,
         findings=_train_mode_eval,
+        proof=INVARIANT,
     ),
     Category(
         id="scheduler-stepped-per-batch",
@@ -277,6 +299,7 @@ ROOT_CAUSES: tuple[Category, ...] = (
         advice=_per_batch_advice,
         kind=Kind.ROOT_CAUSE,
         findings=misstepped_findings(EPOCHS, "scheduler-stepped-per-batch"),
+        proof=Proof(invariant=True, holds=schedule_holds(EPOCHS, "scheduler-stepped-per-batch")),
     ),
     Category(
         id="scheduler-stepped-per-epoch",
@@ -285,6 +308,7 @@ ROOT_CAUSES: tuple[Category, ...] = (
         advice=_scheduler_advice,
         kind=Kind.ROOT_CAUSE,
         findings=misstepped_findings(STEPS, "scheduler-stepped-per-epoch"),
+        proof=Proof(invariant=True, holds=schedule_holds(STEPS, "scheduler-stepped-per-epoch")),
     ),
     Category(
         id="eval-loader-shuffled",

@@ -5,14 +5,15 @@ source (``stats-before-split``, :mod:`autofix.toolkit.source_findings`).
 
 Each is a run finding: the engine tries its recipe on a healthy run and keeps the fix only
 when the next run no longer shows the finding and still trains (``FINDING`` proof in
-:mod:`autofix.loop.verdicts`); a finding no recipe clears ends the session ``findings``.
+:mod:`autofix.loop.verdicts`), and the script's own evaluation is no worse after it
+(``Proof.invariant``); a finding no recipe clears ends the session ``findings``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from autofix.categories.model import Category, Kind
+from autofix.categories.model import Category, Kind, Proof
 from autofix.types import Finding, SourceFacts
 
 
@@ -38,6 +39,10 @@ def _stats_before_split(facts: SourceFacts) -> list[Finding]:
     return out
 
 
+#: What the run after a fix of a silent fault must show: its finding gone, the script's own
+#: evaluation no worse (a healthy run after it is no proof by itself).
+INVARIANT = Proof(invariant=True)
+
 INTEGRITY: tuple[Category, ...] = (
     Category(
         id="metric-on-flat-argmax",
@@ -48,6 +53,7 @@ INTEGRITY: tuple[Category, ...] = (
              "where the predictions are made (a run finding: the probe checks each argmax "
              "of the user's code and compute_metrics on predictions right on every row)",
         kind=Kind.ROOT_CAUSE,
+        proof=Proof(invariant=True, changes="metric"),
     ),
     Category(
         id="label-encoding-mismatch",
@@ -58,6 +64,7 @@ INTEGRITY: tuple[Category, ...] = (
              "apply it to every split (a run finding: the probe compares the mappings the "
              "run builds)",
         kind=Kind.ROOT_CAUSE,
+        proof=INVARIANT,
     ),
     Category(
         id="stats-before-split",
@@ -70,6 +77,7 @@ INTEGRITY: tuple[Category, ...] = (
                   "split (inside a helper, or the split is of a dataset object): the finding "
                   "names the lines",
         kind=Kind.ROOT_CAUSE,
+        proof=INVARIANT,
         source_findings=_stats_before_split,
     ),
     Category(
@@ -92,6 +100,7 @@ INTEGRITY: tuple[Category, ...] = (
              "it for predictions; the argmax of logits is the argmax of probabilities), or "
              "log_softmax for NLLLoss (a run finding: the probe reads the loss's input)",
         kind=Kind.ROOT_CAUSE,
+        proof=Proof(invariant=True, changes="loss"),
     ),
     Category(
         id="labels-masked-beyond-padding",
@@ -102,5 +111,6 @@ INTEGRITY: tuple[Category, ...] = (
              "and resize the embeddings) (a run finding: the probe reads the first training "
              "batch's labels and attention mask)",
         kind=Kind.ROOT_CAUSE,
+        proof=INVARIANT,
     ),
 )

@@ -11,7 +11,7 @@ from autofix.categories.catalogue.course import label_count_advice
 from autofix.categories.catalogue.divergence import DIVERGENCE_CAUSES, divergence_evidence
 from autofix.categories.catalogue.evidence import STEP_CAUSES, evidence_advice, step_cause
 from autofix.categories.facts import all_ignored, all_ignored_text, sample_lines
-from autofix.categories.model import Category, Kind, RootCause
+from autofix.categories.model import Category, Kind, Proof, RootCause
 from autofix.categories.registry import get_category
 from autofix.run.child.contract import PROBABILITY_LOSSES
 from autofix.run.child.symptoms import FLAT_EVIDENCE, STALL_RATIO, WINDOW, fit
@@ -267,6 +267,7 @@ NAN_LOSS = Category(
     root_causes=DIVERGENCE_CAUSES,
     alternatives=True,
     symptom_diagnosis=nan_diagnosis,
+    proof=Proof(falling=True),  # repaired when the loss no longer diverges
 )
 STALLED_LOSS = Category(
     id="stalled-loss",
