@@ -388,3 +388,29 @@ def test_the_architecture_page_maps_every_module() -> None:
          if p.name != "__init__.py"}  # the helpers, in the family folders too
     assert there - mapped == set(), "modules missing from docs/architecture.md"
     assert mapped - there == set(), "docs/architecture.md names modules that do not exist"
+
+
+#: A category id written as a string: a quoted run of lower-case words joined by ``-``
+#: (``"nan-loss"``, ``'unknown'``).
+QUOTED_ID = re.compile(r"""(["'])([a-z0-9]+(?:-[a-z0-9]+)*)\1""")
+
+
+def quoted_category_ids(text: str, ids: set[str]) -> list[str]:
+    """The registered category ids ``text`` spells as strings, with their lines."""
+    return [f"{n}: {found.group(0)}" for n, line in enumerate(text.splitlines(), 1)
+            for found in QUOTED_ID.finditer(line) if found.group(2) in ids]
+
+
+def test_the_loop_names_no_category() -> None:
+    """A fault kind is one declaration (its category's hooks, proof and recipes): the loop
+    iterates the registry and names no category id, in code or docstrings (issue 51)."""
+    from autofix.categories import all_categories
+    from autofix.toolkit.discovery import plugins
+
+    plugins()
+    ids = {c.id for c in all_categories()}
+    named = [f"{path.relative_to(ROOT)}:{hit}" for path in sorted((PACKAGE / "loop").glob("*.py"))
+             for hit in quoted_category_ids(path.read_text(encoding="utf-8"), ids)]
+    assert named == []
+    seeded = 'if diag.category == "syntax-error":\n    kind = \'nan-loss\'  # "no-such-id"\n'
+    assert quoted_category_ids(seeded, ids) == ['1: "syntax-error"', "2: 'nan-loss'"]

@@ -185,6 +185,13 @@ class Category:
     #: (``via`` the symptom), else ``None``. Tried in registration order before the
     #: symptom's own ``symptom_diagnosis``.
     symptom_cause: Callable[[SymptomReport], Diagnosis | None] | None = None
+    #: The API check may report it before the first run (drift the installed library's
+    #: signatures and source show without running the script): its findings take this
+    #: category when the message matches, and are fixed, or reported, before run 1.
+    before_run: bool = False
+    #: The code does not parse (a ``SyntaxError``): after a fix, the run that shows it was
+    #: broken by that fix, since the script parsed before it.
+    unparsable: bool = False
     #: What the healthy run after a fix of this category must show (:class:`Proof`).
     proof: Proof = Proof()
     #: What a run that raised nothing still got wrong of this fault, read from its facts

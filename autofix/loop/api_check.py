@@ -47,9 +47,6 @@ API_CHECK = Path(__file__).parent.parent / "run" / "child" / "api_check.py"
 #: Seconds the check may take (one import of transformers, datasets and TRL: 3-15 s measured
 #: on this project's 2-core machines).
 CHECK_TIMEOUT = 180.0
-#: The categories the check's findings may take: those of drift the engine handles before
-#: the first run (a fix, or for ``stale-override`` a finding reported with the session).
-DRIFT_CATEGORIES = ("api-drift", "override-signature", "args-class-mismatch", "stale-override")
 #: Decorators that make a method something other than one the library calls with ``self``.
 _DESCRIPTORS = ("staticmethod", "classmethod", "property", "cached_property", "setter",
                 "getter", "deleter")
@@ -346,7 +343,7 @@ def api_diagnoses(source: str, python: str, versions: dict[str, str],
     """Diagnoses for the drift findings of ``source`` and of the user's ``modules`` (path
     -> source, beside the script in ``folder``) in interpreter ``python``.
 
-    Only findings that classify into a drift category (:data:`DRIFT_CATEGORIES`, with the
+    Only findings that classify into a drift category (``Category.before_run``, with the
     same patterns as a real traceback) are returned, each with the file to change
     (``file``: "" for the script, else the module's path), the line and the facts the
     check measured; ``versions`` names the installed libraries for the evidence; ``tool``
@@ -366,7 +363,7 @@ def api_diagnoses(source: str, python: str, versions: dict[str, str],
         category = next((c for c in all_categories()
                          if c.compiled and not c.needs_facts
                          and c.matches(finding.type, finding.message)), None)
-        if category is None or category.id not in DRIFT_CATEGORIES:
+        if category is None or not category.before_run:
             continue
         library = finding.library
         installed = f"{library} {versions[library]}" if library in versions else library

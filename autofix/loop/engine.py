@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from autofix.categories import Place, all_categories, get_category, is_category
+from autofix.categories import UNKNOWN, Place, all_categories, get_category, is_category
 from autofix.categories.proofs import chance_of
 from autofix.errors import AutofixError, save_traceback
 from autofix.loop.api_check import api_diagnoses
@@ -684,7 +684,7 @@ class _Session:
         tried = "; ".join(reasons or prechecks)
         if crash is not None and all(r.endswith(": crashed") for r in reasons):
             return crash
-        if diag.category == "unknown":
+        if diag.category == UNKNOWN.id:
             return NotApplicable(f"unknown: autofix has no category for this failure "
                                  f"(tried {tried})")
         return NotApplicable(f"{diag.category}: recipe not applicable ({tried})")

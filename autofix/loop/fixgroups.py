@@ -129,13 +129,14 @@ class FixGroup:
     def broke(self, diag: Diagnosis) -> str:
         """How ``diag`` (the next run's error) comes from a line the fixes changed, or "".
         """
-        if diag.error_type not in BREAKING_TYPES and diag.category != "syntax-error":
+        unparsable = is_category(diag.category) and get_category(diag.category).unparsable
+        if diag.error_type not in BREAKING_TYPES and not unparsable:
             return ""
         # the file the error points at (the script when it names none the fixes touched)
         file = diag.file if diag.file in self.after else next(iter(self.after), "")
         before, after = self.before.get(file, ""), self.after.get(file, "")
         changed = changed_lines(before, after)
-        if diag.error_type in _SYNTAX or diag.category == "syntax-error":
+        if diag.error_type in _SYNTAX or unparsable:
             return f"{diag.evidence} after the fix (the script parsed before it)"
         undefined = _UNDEFINED.search(diag.evidence)
         name = next((g for g in undefined.groups() if g), "") if undefined else ""
@@ -181,7 +182,9 @@ class FixGroup:
         if self.diagnosis.via == FINDING:  # a finding's fix: the finding must be gone
             why = finding_failure(run, category)
         elif self.symptom or self.tentative:  # the proof of the symptom, else the trial's
-            why = learning_failure(run, owes_falling(self.symptom or category))
+            # a silent fault's cause behind the symptom owes its own proof (falling)
+            why = learning_failure(run, owes_falling(self.symptom or category)
+                                   or owes_falling(category))
         else:
             why = ""
         if not why and is_category(category):

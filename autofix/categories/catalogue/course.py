@@ -249,6 +249,7 @@ COURSE: tuple[Category, ...] = (
         title="the script does not parse",
         types=("SyntaxError", "IndentationError", "TabError"),
         examples=("v5.txt",),
+        unparsable=True,
         hint="autofix does not rewrite code that does not parse; fix it at the location shown",
     ),
     Category(
@@ -283,6 +284,7 @@ COURSE: tuple[Category, ...] = (
         ),
         check=_parser_refused_a_rename,
         advise=_renamed_option_advice,
+        before_run=True,
         examples=("v5-evaluation-strategy.txt", "v5-trainer-tokenizer.txt", "v5-adamw.txt",
                   "v4-adamw.txt", "v5-sfttrainer-max-seq-length.txt",
                   "v5-dpotrainer-beta.txt", "v5-parser-renamed-option.txt",

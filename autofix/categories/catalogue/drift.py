@@ -58,6 +58,7 @@ DRIFT: tuple[Category, ...] = (
         types=("TypeError",),
         check=_library_called_override,
         examples=("v5.txt",),
+        before_run=True,
         hint="give the overriding method the parameter the library passes (its default, "
              "e.g. num_items_in_batch=None), or **kwargs where it forwards them to super()",
     ),
@@ -68,6 +69,7 @@ DRIFT: tuple[Category, ...] = (
         types=("AttributeError",),
         check=_trainer_read_args,
         examples=("v5.txt",),
+        before_run=True,
         hint="build the trainer's arguments with its own class (Seq2SeqTrainer: "
              "Seq2SeqTrainingArguments; TRL trainers: their Config), same keywords",
     ),
@@ -80,6 +82,7 @@ DRIFT: tuple[Category, ...] = (
                   "call: autofix reports it",
         hint="move the code into the hook the installed library calls (the finding names "
              "the closest one), or delete the method",
+        before_run=True,
     ),
     Category(
         id="completion-collator-removed",
