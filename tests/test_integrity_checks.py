@@ -221,3 +221,23 @@ def test_end_of_text_labels_cut_out_of_scored_text() -> None:
         "eos_in_inputs": 2, "eos_in_labels": 0, "eos_cut": 2}
     by_mask = torch.where(mask == 1, ids, -100)  # masked where the inputs are padding
     assert label_masks.cut_facts(ids, by_mask, mask, eos)["eos_in_labels"] == 2
+
+
+def test_a_scaler_fitted_on_both_parts_it_transforms(sent: Path) -> None:
+    preprocessing = pytest.importorskip("sklearn.preprocessing")
+    scaler_cls = preprocessing.StandardScaler
+    fit = split_rows._scaler_method("fit", scaler_cls.fit)
+    transform = split_rows._scaler_method("transform", scaler_cls.transform)
+    rows = np.random.default_rng(0).normal(size=(100, 4))
+    healthy = scaler_cls()
+    fit(healthy, rows[:80])  # fitted on the training part only
+    transform(healthy, rows[:80])
+    transform(healthy, rows[80:])
+    assert invariant_events(sent) == []
+    leaky = scaler_cls()
+    fit(leaky, rows)  # fitted on every row
+    transform(leaky, rows[:80])
+    transform(leaky, rows[80:])
+    found = invariant_events(sent)
+    assert [e["kind"] for e in found] == ["stats-before-split"]
+    assert found[0]["facts"] == {"fitted_rows": 100, "parts": [80, 20]}

@@ -29,5 +29,6 @@ HOOKS: tuple[tuple[str, Callable[[types.ModuleType], None]], ...] = (
     ("transformers.trainer", split_rows.patch_trainer),
     ("torch.utils.data.dataloader", split_rows.patch_loader),
     ("torch.optim.optimizer", split_rows.patch_optimizer),
+    ("sklearn.preprocessing._data", split_rows.patch_scalers),
     ("transformers.modeling_utils", label_masks.patch_models),
 )

@@ -16,6 +16,13 @@ same dataset by its indices):
   (an evaluation) over another dataset object, unless the name the user's code binds that
   loader to says training (``train...``: a deliberate training score).
 
+A scaler fitted on every row is the same leak seen from the statistics' side
+(``stats-before-split``, which the source reading finds in the script; this finds it in
+any of the user's modules): a scikit-learn scaler (``StandardScaler``, ``MinMaxScaler``,
+``RobustScaler``, ``MaxAbsScaler``) whose ``transform`` is later given two sets of rows
+that are both among the rows it was fitted on and share almost none (under
+:data:`DISJOINT`): a training and an evaluation part, both of which its statistics saw.
+
 A fault needs at least :data:`MIN_ROWS` evaluation rows read, :data:`SHARE` of them found
 among the training rows, and rows that are unique within each side (at most
 :data:`DUPLICATES` duplicated): data whose rows repeat by construction (templated
@@ -39,6 +46,10 @@ DUPLICATES = 0.05
 MAX_ROWS = 20000
 #: Rows read through a map-style dataset's ``__getitem__`` (it may tokenize each row).
 MAX_ITEMS = 2000
+#: Two parts of a scaler's fitted rows share at most this share of the smaller one.
+DISJOINT = 0.1
+#: Scikit-learn's scalers, whose ``fit`` sees the rows their statistics come from.
+SCALERS = ("StandardScaler", "MinMaxScaler", "RobustScaler", "MaxAbsScaler")
 LABEL_COLUMNS = frozenset({"label", "labels", "label_ids", "idx", "id", "index",
                            "__index_level_0__"})
 
@@ -240,3 +251,74 @@ def patch_optimizer(module: types.ModuleType) -> None:
                 Seen.train = False
 
     module.register_optimizer_step_post_hook(after_step)
+
+
+# --- a scaler fitted on every row ------------------------------------------------------------
+
+
+def _row_set(value: Any) -> set[bytes]:
+    try:
+        return set(_tensor_rows(value))
+    except Exception:  # noqa: BLE001 - a sparse matrix, a DataFrame of objects: not read
+        return set()
+
+
+def fitted(scaler: Any, rows: Any, frame: Any) -> None:
+    """Remember the rows ``scaler`` was fitted on and where (the user's ``frame``)."""
+    scaler._autofix_fit = (_row_set(rows), where(frame) if frame is not None else {})
+    scaler._autofix_parts = []
+
+
+def transformed(scaler: Any, rows: Any) -> None:
+    """Check the rows given to ``scaler.transform`` against its fitted rows and the parts
+    transformed before (module docstring)."""
+    fit = getattr(scaler, "_autofix_fit", None)
+    if not fit or not fit[0] or not fit[1]:
+        return
+    seen, place = fit
+    part = _row_set(rows)
+    if len(part) < MIN_ROWS or part == seen or len(part & seen) < 0.9 * len(part):
+        return
+    parts: list[set[bytes]] = scaler._autofix_parts
+    for other in parts:
+        shared = len(other & part)
+        if shared <= DISJOINT * min(len(other), len(part)):
+            small, large = sorted((len(other), len(part)))
+            report("stats-before-split",
+                   f"{type(scaler).__name__} at {str(place.get('file', '')).rsplit('/', 1)[-1]}"
+                   f":{place.get('line')} (`{place.get('text')}`) was fitted on {len(seen)} "
+                   f"rows that hold both parts it then transforms ({large} and {small} "
+                   "rows, sharing none): the evaluation rows' statistics leak into "
+                   "training; fit it on the training part only", place,
+                   {"fitted_rows": len(seen), "parts": [large, small]})
+            return
+    if len(parts) < 4:
+        parts.append(part)
+
+
+def _scaler_method(name: str, original: Any) -> Any:
+    def method(self: Any, X: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N803
+        out = original(self, X, *args, **kwargs)
+        try:
+            if name == "fit":
+                fitted(self, X, user_frame(2))
+            else:
+                transformed(self, X)
+        except Exception:  # noqa: BLE001 - the probe must never break the script
+            pass
+        return out
+
+    method._autofix_rows = True  # type: ignore[attr-defined]
+    method.__wrapped__ = original  # type: ignore[attr-defined]
+    return method
+
+
+def patch_scalers(module: types.ModuleType) -> None:
+    """``sklearn.preprocessing._data``: each scaler's ``fit`` remembers its rows and its
+    ``transform`` checks the parts it is given (``fit_transform`` runs both)."""
+    for cls_name in SCALERS:
+        cls = getattr(module, cls_name, None)
+        for name in ("fit", "transform"):
+            original = getattr(cls, name, None)
+            if original is not None and not getattr(original, "_autofix_rows", False):
+                setattr(cls, name, _scaler_method(name, original))
