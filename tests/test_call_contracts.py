@@ -24,11 +24,14 @@ from autofix.toolkit.discovery import all_recipes
 CASES = [(c, e) for c in CONTRACTS for e in c.examples]
 
 
-def _run(example: Example) -> BaseException | None:
-    """Run an example script; the exception it raised (``None`` when it ran through)."""
+def _run(example: Example, folder: Path) -> BaseException | None:
+    """Run an example script as the user's file ``example_script.py`` in ``folder``; the
+    exception it raised (``None`` when it ran through)."""
+    path = folder / "example_script.py"
+    path.write_text(example.script)
     torch.manual_seed(0)
     try:
-        exec(compile(example.script, "example_script.py", "exec"), {"__name__": "__main__"})
+        exec(compile(example.script, str(path), "exec"), {"__name__": "__main__"})
     except Exception as exc:  # noqa: BLE001 - the example's failure is what is checked
         return exc
     return None
@@ -36,9 +39,9 @@ def _run(example: Example) -> BaseException | None:
 
 @pytest.mark.parametrize(("contract", "example"), CASES,
                          ids=[f"{c.id}-{i}" for i, (c, _) in enumerate(CASES)])
-def test_each_example_breaks_or_keeps_its_contract(contract: Contract, example: Example
-                                                   ) -> None:
-    raised = _run(example)
+def test_each_example_breaks_or_keeps_its_contract(contract: Contract, example: Example,
+                                                   tmp_path: Path) -> None:
+    raised = _run(example, tmp_path)
     if not example.breaks:
         found = breach_at(raised.__traceback__) if raised is not None else {}
         assert found.get("contract") != contract.id, found

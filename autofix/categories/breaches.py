@@ -8,7 +8,7 @@ offending value (the user's names that held it, the data loaders of the user's f
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +84,11 @@ class CallBreach:
     repairs: tuple[str, ...]
     holders: tuple[Holder, ...]
     loaders: tuple[Loader, ...]
+    #: Where the user's code writes the offending argument and the call, for an operation
+    #: read at the user's failing line (``{"file", "line", "column", "end_line",
+    #: "end_column", "call_line", "call_column", "call_end_line", "call_end_column"}``);
+    #: empty for a contract read in a library frame.
+    at: Mapping[str, Any] = field(default_factory=dict)
 
     def sentence(self) -> str:
         """The breach in words: ``torch.nn.functional.cross_entropy's target: class ids
@@ -189,4 +194,5 @@ def _from_json(data: Mapping[str, Any]) -> CallBreach:
         operator=str((trial or {}).get("operator", "")),
         change=str((trial or {}).get("change", "")),
         repairs=tuple(str(r) for r in data.get("repairs") or ()),
-        holders=holders, loaders=loaders)
+        holders=holders, loaders=loaders,
+        at=at if isinstance(at := data.get("at"), Mapping) else {})

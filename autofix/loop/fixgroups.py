@@ -17,6 +17,7 @@ import tokenize
 from dataclasses import dataclass, field
 
 from autofix.categories import get_category, is_category, symptom_ids
+from autofix.categories.breaches import breach_of
 from autofix.categories.proofs import invariant_failure, learning_failure
 from autofix.loop.verdicts import FINDING, finding_failure, owes_falling
 from autofix.types import Diagnosis, FixRecord, Healthy, RunResult
@@ -149,6 +150,17 @@ class FixGroup:
             return f"{diag.evidence} at line {diag.line}, a statement the fix changed"
         return ""
 
+    def same_call_fails(self, diag: Diagnosis) -> str:
+        """For a fix of a broken call contract (the diagnosis came with one): the same
+        line of the user's code failing again, with no contract of its own broken (a cast
+        made where the value is made that another use of it refuses, ``1 - mask`` on a bool
+        mask), or "". A new contract broken at that line is the next fault, not this one."""
+        if breach_of(self.diagnosis.failure) is None or not diag.line \
+                or (diag.file, diag.line) != (self.diagnosis.file, self.diagnosis.line) \
+                or breach_of(diag.failure) is not None:
+            return ""
+        return f"{diag.evidence} at line {diag.line}, the line the contract failed at"
+
     def failed_by(self, run: RunResult, verdict: Healthy | Diagnosis) -> str:
         """Why the next run shows these fixes did not move the script forward ("" when
         they did). An error fix fails when the same error comes back at the same place
@@ -171,6 +183,9 @@ class FixGroup:
             broke = self.broke(verdict)
             if broke:
                 return f"recipe {self.recipes} broke the script: {broke}"
+            moved = self.same_call_fails(verdict)
+            if moved:
+                return f"recipe {self.recipes} did not make the call pass: {moved}"
             if self.symptom and symptom_of(verdict) == self.symptom:
                 return (f"recipe {self.recipes} did not help: {self.symptom} again "
                         f"({verdict.evidence})")

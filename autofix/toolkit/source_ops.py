@@ -12,7 +12,8 @@ at the use). The engine runs them in that order; the first that passes its run i
   (``df[["label"]]`` -> ``df["label"]``), an axis added (``reshape(-1, 1)``,
   ``unsqueeze(-1)``, ``x[:, None]``, ``np.expand_dims``, ``[[v] for v in ...]``,
   ``torch.tensor([label])``) dropped where it is added;
-- :func:`cast_options` (``cast-int64``, ``cast-float32``): the element type made the one
+- :func:`cast_options` (``cast-int64``, ``cast-float32``, ``cast-bool``): the element
+  type made the one
   the call needs where the array or tensor is made: ``dtype=`` of a numpy or torch maker
   (``np.zeros(...)`` -> ``np.zeros(..., dtype=np.int64)``), a legacy constructor
   (``torch.FloatTensor`` -> ``torch.LongTensor``), a cast method (``.float()`` ->
@@ -44,9 +45,10 @@ DTYPES = {
     "int64": {"numpy": "int64", "torch": "long", "method": "long", "legacy": "LongTensor"},
     "float32": {"numpy": "float32", "torch": "float32", "method": "float",
                 "legacy": "FloatTensor"},
+    "bool": {"numpy": "bool_", "torch": "bool", "method": "bool", "legacy": "BoolTensor"},
 }
 #: Cast methods of tensors, replaced by the target's (``.float()`` -> ``.long()``).
-CAST_METHODS = ("float", "double", "half", "long", "int", "short", "bfloat16")
+CAST_METHODS = ("float", "double", "half", "long", "int", "short", "bfloat16", "bool")
 #: Most options offered per operator (the engine runs at most 4).
 MAX_OPTIONS = 4
 
@@ -221,7 +223,8 @@ def _made_as(recipe: PlannedEdits, node: cst.CSTNode, target: str) -> bool:
         return False
     func = node.func
     wanted = {names["numpy"], names["torch"], names["method"]} | (
-        {"float", "float32"} if target == "float32" else {"int64", "long"})
+        {"float", "float32"} if target == "float32" else {"int64", "long"}
+        if target == "int64" else {"bool"})
     dtype = next((a.value for a in node.args if a.keyword and a.keyword.value == "dtype"),
                  None)
     if dtype is not None:
@@ -265,6 +268,13 @@ def cast_options(recipe: PlannedEdits,
     value, then where numpy becomes torch, then at each use. None when every chain already
     makes it so (the breach is not this value's)."""
     names = DTYPES[target]
+    for use, _ in starts:
+        parent = recipe.program.parent(use) if use is not None else None
+        if isinstance(parent, cst.Attribute) and parent.value is use \
+                and parent.attr.value == names["method"] \
+                and isinstance(recipe.program.parent(parent), cst.Call):
+            recipe.reason = f"the value is cast to {target} where the call uses it already"
+            return []
     origins = [o for _, chain in starts for o in chain]
     open_chains = [o for o in origins if not any(_made_as(recipe, n, target) for n in o.via)]
     if origins and not open_chains:
@@ -295,6 +305,61 @@ def cast_options(recipe: PlannedEdits,
             found.append((use, Option(_label(recipe, use, code(new)),
                                       _plan(recipe, use, new, f"{code(new)} at the call"))))
     return _dedupe(found)
+
+
+# -- channels-first / add-channel-axis / materialise-params -------------------------------
+
+
+def method_options(recipe: PlannedEdits,
+                   starts: list[tuple[cst.BaseExpression | None, list[Origin]]],
+                   method: str, args: tuple[int, ...], why: str) -> list[Option]:
+    """Candidates that apply ``.method(*args)`` to the value (``.permute(0, 3, 1, 2)``,
+    ``.unsqueeze(1)``): where a tensor maker of each chain makes it, nearest the producer
+    first, then at each use. None when a chain already applies it."""
+    def established(node: cst.CSTNode) -> bool:
+        return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+            and node.func.attr.value == method
+    origins = [o for _, chain in starts for o in chain]
+    if any(established(n) for o in origins for n in o.via):
+        recipe.reason = f"the value goes through .{method}(...) already"
+        return []
+    arguments = [cst.Arg(cst.Integer(str(a)) if a >= 0 else
+                         cst.UnaryOperation(cst.Minus(), cst.Integer(str(-a)))) for a in args]
+    found: list[tuple[cst.CSTNode, Option]] = []
+    makers = (patterns.TORCH_MAKERS, patterns.TORCH_FROM_NUMPY)
+    places: list[cst.BaseExpression] = [
+        n for o in origins for n in reversed(o.via)
+        if isinstance(n, cst.Call) and _in_tree(recipe, n)
+        and any(recipe.is_qualified(n.func, p) for p in makers)]
+    places += [use for use, _ in starts if use is not None and _in_tree(recipe, use)]
+    for node in places:
+        assert isinstance(node, cst.BaseExpression)
+        new = _method_call(node, method, *arguments)
+        found.append((node, Option(_label(recipe, node, code(new)[:60]),
+                                   _plan(recipe, node, new, f"{code(new)[:70]}: {why}"))))
+    return _dedupe(found)
+
+
+def list_options(recipe: PlannedEdits, origins: list[Origin]) -> list[Option]:
+    """``list(model.parameters())`` where a generator of parameters is made, so that every
+    reader gets all of them."""
+    found: list[tuple[cst.CSTNode, Option]] = []
+    for origin in origins:
+        node = origin.node
+        if any(isinstance(n, cst.Call) and recipe.is_qualified(n.func, patterns.LIST_OR_TUPLE)
+               for n in origin.via):
+            recipe.reason = "the parameters are made a list already"
+            continue
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and node.func.attr.value in PARAMETER_GENERATORS and _in_tree(recipe, node):
+            new = cst.Call(func=cst.Name("list"), args=[cst.Arg(node)])
+            found.append((node, Option(_label(recipe, node, code(new)[:60]), _plan(
+                recipe, node, new, f"{code(new)[:70]}: a list every reader gets in full"))))
+    return _dedupe(found)
+
+
+#: Methods of ``nn.Module`` that return a generator of its parameters.
+PARAMETER_GENERATORS = ("parameters", "named_parameters", "buffers")
 
 
 # -- drop-last-batch -------------------------------------------------------------------

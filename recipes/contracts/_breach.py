@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import libcst as cst
+from libcst.metadata import CodeRange, PositionProvider
 
 from autofix.categories.breaches import CallBreach, Holder, breach_of
 from autofix.toolkit import NotApplicable
@@ -67,6 +68,9 @@ class BreachRecipe(PlannedEdits):
         this file behind a loader (or a ``Trainer``) of the failure, at the holder's key
         or name."""
         out: list[tuple[cst.BaseExpression | None, list[Origin]]] = []
+        written = self.written(breach)  # the argument as the failing call writes it
+        if written is not None:
+            out.append((written, provenance.origins(written)))
         for holder in breach.holders:
             if not holder.is_in(self.rc.script):
                 continue
@@ -98,6 +102,23 @@ class BreachRecipe(PlannedEdits):
                         out.append((None, provenance.origins(given, (ITEM, column))
                                     if given is not None else []))
         return out
+
+    def written(self, breach: CallBreach, prefix: str = "") -> cst.BaseExpression | None:
+        """The expression of this file the breach's ``at`` names (``prefix`` ``"call_"``:
+        the call itself, else the offending argument), ``None`` when it names none here."""
+        at = breach.at
+        if not at or not Holder(str(at.get("file", "")), 0, "", "").is_in(self.rc.script):
+            return None
+        start = (at.get(f"{prefix}line"), at.get(f"{prefix}column"))
+        end = (at.get(f"{prefix}end_line"), at.get(f"{prefix}end_column"))
+        for node, pos in self.metadata[PositionProvider].items():
+            if not isinstance(node, cst.BaseExpression) or not isinstance(pos, CodeRange):
+                continue
+            # both Python's positions and LibCST's leave an expression's parentheses out
+            if (pos.start.line, pos.start.column) == start \
+                    and (pos.end.line, pos.end.column) == end:
+                return node
+        return None
 
     def _function_at(self, place: str) -> cst.FunctionDef | None:
         file, _, line = place.rpartition(":")

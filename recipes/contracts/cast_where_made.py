@@ -26,7 +26,7 @@ from autofix.toolkit.source_ops import cast_options
 from ._breach import BreachRecipe, breach_failure
 
 #: The operator of each breach and the element type it makes.
-TARGETS = {"cast-int64": "int64", "cast-float32": "float32"}
+TARGETS = {"cast-int64": "int64", "cast-float32": "float32", "cast-bool": "bool"}
 
 
 def _breach(line: int, operator: str, name: str, key: str = "",
@@ -65,16 +65,25 @@ _LABELS = (
 )
 
 
+_MASK = (
+    "import torch\n"
+    "def pool(scores, mask):\n"
+    "    # mask: 1 on tokens, 0 on padding\n"
+    "    return scores.masked_fill((1 - mask), float('-inf')).softmax(-1)\n"
+)
+
+
 class CastWhereMade(BreachRecipe):
     id = "cast-where-made"
     category = "input-dtype-mismatch"
-    also_fixes = ("float-token-ids", "class-ids-as-floats", "int-labels-on-multi-label-head")
+    also_fixes = ("float-token-ids", "class-ids-as-floats", "int-labels-on-multi-label-head",
+                  "mask-not-bool")
     title = "make the value in the element type the call takes, where the script makes it"
     requires_imports = ("torch",)
     operators = tuple(TARGETS)
     subject_from_change = True
     restores = ("input-dtype-mismatch", "float-token-ids", "class-ids-as-floats",
-                "int-labels-on-multi-label-head")
+                "int-labels-on-multi-label-head", "mask-not-bool")
     nothing_to_do = "the argument was not followed to where the script makes it"
 
     examples = (
@@ -97,6 +106,12 @@ class CastWhereMade(BreachRecipe):
                 failure=breach_failure("expected scalar type Long but found Float",
                                        _breach(4, "cast-int64", "yb",
                                                category="class-ids-as-floats"), 4)),
+        Example(  # a 0/1 mask where masked_fill takes bool: cast where the call writes it
+            before=_MASK, after=_MASK.replace("(1 - mask)", "(1 - mask).bool()"),
+            failure=breach_failure("masked_fill_ only supports boolean masks", {
+                **_breach(4, "cast-bool", "mask", category="mask-not-bool"),
+                "at": {"file": "script.py", "line": 4, "column": 31, "end_line": 4,
+                       "end_column": 39}}, 4)),
         Example(  # a breach of another operator
             before=_FEATURES,
             failure=breach_failure("0D or 1D target tensor expected",

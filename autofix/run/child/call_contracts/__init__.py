@@ -30,13 +30,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from .holders import provenance
+from .holders import provenance, user_frames
 from .layers import LAYERS
 from .losses import LOSSES
 from .model import Breach, Call, Confirmed, Contract, Example
+from .ops import OPS, op_breach
+from .optim import OPTIM
 
-#: Every contract, in the order a frame's contracts are evaluated.
-CONTRACTS: tuple[Contract, ...] = (*LOSSES, *LAYERS)
+#: Every contract: those read in a library frame, in the order a frame's contracts are
+#: evaluated, then those of tensor operations read at the user's failing call (:mod:`.ops`).
+CONTRACTS: tuple[Contract, ...] = (*LOSSES, *LAYERS, *OPTIM, *OPS)
 #: Frames walked from the innermost when looking for a contract's site.
 MAX_FRAMES = 40
 
@@ -102,6 +105,42 @@ def breach_at(tb: Any, root: str = "") -> dict[str, Any]:
                         "facts": dict(breach.facts), "trial": trial,
                         "repairs": list(contract.repairs),
                         **provenance(breach.value, [*_callers(tb), *frames], root)}
-        return {}
+        return _op_breach(tb, frames, root)
     except Exception:  # noqa: BLE001 - the breach is a bonus; the failure is reported anyway
         return {}
+
+
+def _op_breach(tb: Any, frames: list[Any], root: str) -> dict[str, Any]:
+    """The contract of a tensor operation (:mod:`.ops`) the innermost user frame's failing
+    instruction broke, as :func:`breach_at` reports it, with ``at``: where the offending
+    argument and the call are written (``{"file", "line", "column", "end_line",
+    "end_column", "call_line", ...}``); ``{}`` when none."""
+    entries = []
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    mine = {id(f) for f in user_frames(frames, root)}
+    entry = next((e for e in reversed(entries) if id(e.tb_frame) in mine), None)
+    if entry is None:
+        return {}
+    found = op_breach(entry.tb_frame, entry.tb_lasti)
+    if found is None:
+        return {}
+    contract, breach, where = found
+    call = where.pop("call")
+    trial: dict[str, str] = {}
+    if contract.trial is not None:
+        try:
+            confirmed = contract.trial(call, breach)
+        except Exception:  # noqa: BLE001
+            confirmed = None
+        if confirmed is not None:
+            trial = {"operator": confirmed.operator, "change": confirmed.change}
+    category = contract.category if breach.category is None else breach.category
+    return {"contract": contract.id, "category": category, "api": contract.api,
+            "argument": contract.argument, "says": contract.says,
+            "property": breach.property, "observed": breach.observed,
+            "expected": breach.expected, "facts": dict(breach.facts), "trial": trial,
+            "repairs": list(contract.repairs),
+            "at": {"file": entry.tb_frame.f_code.co_filename, **where},
+            **provenance(breach.value, frames, root)}

@@ -149,7 +149,77 @@ def _index_range(call: Call) -> Breach | None:
         return None
     return Breach("range", f"indices from {low} to {high}",
                   f"indices in [0, {rows}), the embedding's rows", ids,
-                  {"rows": rows, "min": low, "max": high})
+                  {"rows": rows, "min": low, "max": high, **_embedding_name(call, weight)})
+
+
+def _embedding_name(call: Call, weight: Any) -> dict[str, str]:
+    """The name of the embedding whose weight ``weight`` is, in the model a frame above
+    holds (``token_type_embeddings``): ``{"embedding": name}``, ``{}`` when not found."""
+    import sys
+
+    frame = sys._getframe()
+    for _ in range(40):
+        frame = frame.f_back  # type: ignore[assignment]
+        if frame is None:
+            return {}
+        for value in list(frame.f_locals.values())[:60]:
+            named = getattr(value, "named_modules", None)
+            if named is None or isinstance(value, type):
+                continue
+            try:
+                for path, module in named():
+                    if getattr(module, "weight", None) is weight and path:
+                        return {"embedding": path}
+            except Exception:  # noqa: BLE001
+                continue
+    return {}
+
+
+def _conv_layout(call: Call) -> Breach | None:
+    """A convolution's input whose channel axis is not axis 1: images kept channels-last
+    (``(N, H, W, C)``), or a batch without its channel axis (``(N, H, W)``)."""
+    layer, given, weight = call.get("self"), call.get("input"), call.get("weight")
+    channels = getattr(layer, "in_channels", None)
+    if not (call.is_tensor(given) and call.is_tensor(weight)) or not isinstance(channels, int):
+        return None
+    groups = int(getattr(layer, "groups", 1) or 1)
+    batched = weight.dim()  # (N, C, *spatial) has as many axes as the weight
+    if given.dim() == batched and int(given.shape[1]) == channels:
+        return None
+    if given.dim() == batched - 1 and int(given.shape[0]) == channels:
+        return None  # an unbatched input, channels first: allowed
+    return Breach("layout", f"inputs of shape {shape_text(given)}",
+                  f"(batch, {channels} channels, ...): channels on axis 1 "
+                  f"({type(layer).__name__}(in_channels={channels}, groups={groups}))",
+                  given, {"shape": list(given.shape), "in_channels": channels})
+
+
+def _conv_layout_trial(call: Call, breach: Breach) -> Confirmed | None:
+    layer, given, weight = call.get("self"), call.get("input"), call.get("weight")
+    channels = getattr(layer, "in_channels", None)
+    if layer is None or not call.is_tensor(given) or not call.is_tensor(weight):
+        return None
+    batched = weight.dim()
+    if given.dim() == batched and int(given.shape[-1]) == channels:
+        order = (0, batched - 1, *range(1, batched - 1))
+        if call.passes(lambda: layer(given.permute(*order))):
+            return Confirmed("channels-first", f"input.permute{order}")
+    if given.dim() == batched - 1 and channels == 1 \
+            and call.passes(lambda: layer(given.unsqueeze(1))):
+        return Confirmed("add-channel-axis", "input.unsqueeze(1)")
+    return None
+
+
+def _norm_shape(call: Call) -> Breach | None:
+    given, shape = call.get("input"), call.get("normalized_shape")
+    if not call.is_tensor(given) or not isinstance(shape, (list, tuple)) or not shape:
+        return None
+    wanted = tuple(int(d) for d in shape)
+    if tuple(int(d) for d in given.shape[-len(wanted):]) == wanted:
+        return None
+    return Breach("size", f"inputs of shape {shape_text(given)}",
+                  f"a last axis of {wanted[-1]} (the norm's normalized_shape {list(wanted)})",
+                  given, {"normalized_shape": list(wanted), "features": int(given.shape[-1])})
 
 
 def _norm_rows(call: Call) -> Breach | None:
@@ -266,8 +336,47 @@ LAYERS: tuple[Contract, ...] = (
         ),
     ),
     Contract(
+        id="conv-input-layout",
+        category="conv-input-layout",
+        api="torch.nn.Conv1d / Conv2d / Conv3d",
+        sites=(("torch/nn/modules/conv.py", "_conv_forward"),),
+        argument="input",
+        says="inputs with their channels on axis 1 (batch, channels, ...)",
+        check=_conv_layout,
+        trial=_conv_layout_trial,
+        repairs=("channels-first", "add-channel-axis"),
+        title="a convolution given inputs whose channels are not on axis 1 (images kept "
+              "channels-last, or a batch without its channel axis)",
+        hint="put the channels on axis 1 where the batch is made (x.permute(0, 3, 1, 2) "
+             "for channels-last images, x.unsqueeze(1) for one channel)",
+        examples=(
+            Example(_TORCH + "torch.nn.Conv2d(3, 8, 3)(torch.zeros(4, 16, 16, 3))\n"),
+            Example(_TORCH + "torch.nn.Conv2d(1, 8, 3)(torch.zeros(4, 16, 16))\n"),
+            Example(_TORCH + "torch.nn.Conv2d(3, 8, 3)(torch.zeros(4, 3, 16, 16))\n",
+                    breaks=False),
+        ),
+    ),
+    Contract(
+        id="norm-input-size",
+        category="layer-size-mismatch",
+        api="torch.nn.LayerNorm",
+        sites=(("torch/nn/functional.py", "layer_norm"),),
+        argument="input",
+        says="inputs whose last axes are the norm's normalized_shape",
+        check=_norm_shape,
+        examples=(
+            Example(_TORCH + "torch.nn.LayerNorm(20)(torch.zeros(3, 16))\n"),
+            Example(_TORCH + "torch.nn.LayerNorm(16)(torch.zeros(3, 16))\n", breaks=False),
+        ),
+    ),
+    Contract(
         id="embedding-index-range",
-        category="",
+        category="index-beyond-embedding",
+        title="ids at or beyond an embedding's number of rows (token type ids past the "
+              "model's type_vocab_size, ids past its vocabulary, positions past its table)",
+        hint="make the ids where the script makes them stay below the embedding's rows (the "
+             "model's config names its sizes: vocab_size, type_vocab_size, "
+             "max_position_embeddings)",
         api="torch.nn.functional.embedding",
         sites=(("torch/nn/functional.py", "embedding"),),
         argument="input",
