@@ -26,6 +26,9 @@ ENTRY = ("autofix", "autofix.__main__", "autofix.cli")
 #: The most lines a module may have, and a function (its ``def`` line to its last line).
 MODULE_LINES = 1000
 FUNCTION_LINES = 100
+#: The most lines a class of the loop may have (issue 51: a session is a small state machine
+#: of a few classes, not one class holding every step).
+LOOP_CLASS_LINES = 300
 #: Modules the size limits skip (none: a module that outgrows them is split).
 SIZE_EXEMPT: set[str] = set()
 
@@ -248,7 +251,7 @@ def test_the_circle_finder_finds_package_circles() -> None:
                                                                           "p"]
     edges = import_edges("autofix.run.child.numeric")
     assert "autofix.run.child.events" in edges and "autofix.run.child" not in edges
-    assert {"autofix.toolkit", "autofix.toolkit.apply"} <= import_edges("autofix.loop.engine")
+    assert {"autofix.toolkit", "autofix.toolkit.apply"} <= import_edges("autofix.loop.attempt")
 
 
 def private_imports(module: str) -> list[str]:
@@ -364,6 +367,24 @@ def test_no_module_or_function_too_long_to_hold() -> None:
         long_functions += [f"{path}: {name}: {n} lines" for name, n in functions
                            if n > FUNCTION_LINES]
     assert long_modules == [] and long_functions == []
+
+
+def class_sizes(text: str) -> list[tuple[str, int]]:
+    """(class name with its line, lines) of each class ``text`` defines."""
+    return [(f"{n.name} (line {n.lineno})", (n.end_lineno or n.lineno) - n.lineno + 1)
+            for n in ast.walk(ast.parse(text)) if isinstance(n, ast.ClassDef)]
+
+
+def test_no_class_of_the_loop_too_long_to_hold() -> None:
+    """No class of ``autofix/loop/`` over :data:`LOOP_CLASS_LINES` lines: the session's run
+    and judgement, its attempts at a fix, its API check and its loop each have their own."""
+    long_classes = [f"{path.relative_to(ROOT)}: {name}: {n} lines"
+                    for path in sorted((PACKAGE / "loop").glob("*.py"))
+                    for name, n in class_sizes(path.read_text(encoding="utf-8"))
+                    if n > LOOP_CLASS_LINES]
+    assert long_classes == []
+    assert class_sizes("class A:\n    x = 1\n\n    def f(self):\n        pass\n") == \
+        [("A (line 1)", 5)]
 
 
 def test_the_size_exemptions_are_still_needed() -> None:

@@ -180,9 +180,19 @@ def diagnose(run: RunResult, script: Path, root: str = "") -> Diagnosis:
     if exc is None:
         return Diagnosis(category=UNKNOWN.id, hint=UNKNOWN.hint,
                          evidence=with_last_output(f"exit code {run.returncode}", run))
-    matched = classify(exc, run.probe)
+    return diagnose_exception(exc, run.probe, script, root)
+
+
+def diagnose_exception(exc: ExceptionInfo, probe: ProbeReport, script: Path, root: str = ""
+                       ) -> Diagnosis:
+    """The diagnosis of the exception ``exc`` as the probe report ``probe`` saw it (its
+    ``exception`` is ``exc``: the run's own, or a preflight finding's), against ``script``
+    and the repository ``root`` as in :func:`diagnose`: the category its message, site and
+    facts match, refined by the run's facts, with the user's frame, the key traceback
+    lines, the preflight check that found it and the category's advice."""
+    matched = classify(exc, probe)
     category = matched
-    refined = matched.refine(run.probe) if matched.refine else ""
+    refined = matched.refine(probe) if matched.refine else ""
     if refined:  # the same message, another cause: the run's facts decide
         category = get_category(refined)
     frame = user_frame(exc, script, root)
@@ -194,7 +204,7 @@ def diagnose(run: RunResult, script: Path, root: str = "") -> Diagnosis:
     elif inner and not quoted:
         evidence = inner if re.match(r"\w+(Error|Exception):", inner) \
             else f"{exc.short_type}: {inner}"
-    check = preflight_check(exc, run.probe)
+    check = preflight_check(exc, probe)
     diagnosis = Diagnosis(
         category=category.id,
         evidence=evidence[:300],
@@ -209,13 +219,13 @@ def diagnose(run: RunResult, script: Path, root: str = "") -> Diagnosis:
         message=exc.message[:4000],
         facts=((PREFLIGHT_CHECK, check),) if check else (),
     )
-    failure = failure_of(exc, run.probe)
+    failure = failure_of(exc, probe)
     if frame is not None:
         failure = dataclasses.replace(failure, user_line=(Path(frame.file).name, frame.line,
                                                           frame.text))
     advice = category.advise(failure) if category.advise else ""
     if not advice and category.advice:
-        advice = category.advice(run.probe)  # what the facts say
+        advice = category.advice(probe)  # what the facts say
     breach = breach_of(exc)
     call = failing_call(exc) if category is UNKNOWN else ""
     if call:  # no category: still the failing call and its inputs as measured

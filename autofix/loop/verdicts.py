@@ -3,16 +3,18 @@ diagnosis; and what a healthy run still got wrong (findings)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
 from autofix.categories import all_categories, get_category, is_category
 from autofix.categories.proofs import monitor_of
-from autofix.loop.diagnosis import diagnose, diagnose_symptom
+from autofix.loop.diagnosis import diagnose, diagnose_exception, diagnose_symptom
 from autofix.run.child.symptoms import WINDOW
 from autofix.toolkit.source_findings import source_facts
 from autofix.types import (
     Diagnosis,
+    ExceptionInfo,
     Finding,
     Healthy,
     PreflightFault,
@@ -41,6 +43,23 @@ def judge(run: RunResult, script: Path, root: str = "") -> Healthy | Diagnosis:
         proven = monitor_of(run.probe, losses).clearly_learning()
         return Healthy(healthy_evidence(run), proven)
     return diagnose_symptom(run) or diagnose(run, script, root)
+
+
+def judge_preflight(run: RunResult, exc: ExceptionInfo, script: Path, root: str = ""
+                    ) -> Diagnosis | None:
+    """The diagnosis of ``exc``, a preflight finding of ``run`` (one of
+    ``run.probe.preflight``: a fault the checks before the first step found besides the one
+    the run raised), read as the categories read a preflight finding: the probe's
+    ``exception`` that finding, no symptom (:func:`diagnose_exception`). ``None`` when the
+    run ended as a healthy run does (exit 0 or the budget, every loss finite: the finding
+    stopped nothing); a run past ``--timeout`` is diagnosed as the run."""
+    finite = all(s.loss is None or math.isfinite(s.loss) for s in run.probe.steps)
+    if run.outcome in (RunOutcome.OK, RunOutcome.BUDGET) and finite:
+        return None
+    if run.outcome is RunOutcome.TIMEOUT:
+        return diagnose(run, script, root)
+    seen = dataclasses.replace(run.probe, exception=exc, symptom=None)
+    return diagnose_exception(exc, seen, script, root)
 
 
 #: ``via`` of a fault found by a preflight check that raises nothing (a loss on logits).
