@@ -26,6 +26,8 @@ class Holder:
     function: str
     name: str
     key: str = ""
+    #: Not the value itself: a tensor it may be rows of (a copy made by indexing)
+    rows: bool = False
 
     def is_in(self, path: Path | str | None) -> bool:
         """True when this holder's frame is in the file ``path``."""
@@ -176,7 +178,7 @@ def _from_json(data: Mapping[str, Any]) -> CallBreach:
     trial = data.get("trial") if isinstance(data.get("trial"), Mapping) else {}
     holders = tuple(Holder(str(h.get("file", "")), int(h.get("line", 0) or 0),
                            str(h.get("function", "")), str(h.get("name", "")),
-                           str(h.get("key", "") or ""))
+                           str(h.get("key", "") or ""), bool(h.get("rows", False)))
                     for h in data.get("holders") or () if isinstance(h, Mapping))
     loaders = tuple(Loader(str(d.get("file", "")), int(d.get("line", 0) or 0),
                            str(d.get("function", "")), str(d.get("name", "")),

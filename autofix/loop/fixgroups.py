@@ -152,14 +152,22 @@ class FixGroup:
 
     def same_call_fails(self, diag: Diagnosis) -> str:
         """For a fix of a broken call contract (the diagnosis came with one): the same
-        line of the user's code failing again, with no contract of its own broken (a cast
-        made where the value is made that another use of it refuses, ``1 - mask`` on a bool
-        mask), or "". A new contract broken at that line is the next fault, not this one."""
+        line of the user's code failing again, or a line the fix changed failing, with no
+        contract of its own broken (a cast made where the value is made that another use
+        of it refuses, ``1 - mask`` on a bool mask), or "". A new contract broken there is
+        the next fault, not this one."""
         if breach_of(self.diagnosis.failure) is None or not diag.line \
                 or (diag.file, diag.line) != (self.diagnosis.file, self.diagnosis.line) \
                 or breach_of(diag.failure) is not None:
             return ""
-        return f"{diag.evidence} at line {diag.line}, the line the contract failed at"
+        if (diag.file, diag.line) == (self.diagnosis.file, self.diagnosis.line):
+            return f"{diag.evidence} at line {diag.line}, the line the contract failed at"
+        file = diag.file if diag.file in self.after else next(iter(self.after), "")
+        after = self.after.get(file, "")
+        if set(statement_span(after, diag.line)) & changed_lines(self.before.get(file, ""),
+                                                                   after):
+            return f"{diag.evidence} at line {diag.line}, a statement the fix changed"
+        return ""
 
     def failed_by(self, run: RunResult, verdict: Healthy | Diagnosis) -> str:
         """Why the next run shows these fixes did not move the script forward ("" when

@@ -206,6 +206,10 @@ class Provenance:
             return self._dict_comprehension(expr, path)
         if isinstance(expr, cst.Call):
             return self._call(expr, path)
+        if isinstance(expr, cst.BinaryOperation) and not path:
+            # arithmetic keeps a tensor's dtype and shape: 1 - mask is made where mask is
+            return [(side, path) for side in (expr.left, expr.right)
+                    if not isinstance(side, (cst.Integer, cst.Float))]
         return []
 
     def _from_target(self, target: cst.CSTNode, path: Path) -> list[tuple[cst.CSTNode, Path]]:

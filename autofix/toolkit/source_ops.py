@@ -67,7 +67,14 @@ def _plan(recipe: PlannedEdits, node: cst.CSTNode, new: cst.CSTNode, why: str
     return lambda: recipe.plan_edit(node, replace_with(new), why)
 
 
+#: Expressions a method call binds tighter than (``(1 - m).bool()``, not ``1 - m.bool()``).
+_LOOSE = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation,
+          cst.IfExp, cst.Lambda, cst.Await, cst.NamedExpr)
+
+
 def _method_call(value: cst.BaseExpression, method: str, *args: cst.Arg) -> cst.Call:
+    if isinstance(value, _LOOSE) and not value.lpar:
+        value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return cst.Call(func=cst.Attribute(value=value, attr=cst.Name(method)), args=args)
 
 

@@ -72,8 +72,8 @@ class BreachRecipe(PlannedEdits):
         if written is not None:
             out.append((written, provenance.origins(written)))
         for holder in breach.holders:
-            if not holder.is_in(self.rc.script):
-                continue
+            if not holder.is_in(self.rc.script) or (holder.rows and breach.at):
+                continue  # a tensor of like rows is a guess the written argument beats
             use = provenance.name_read(holder.name, holder.line, holder.key)
             if use is not None:
                 out.append((use, provenance.origins(use)))
