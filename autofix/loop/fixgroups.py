@@ -157,7 +157,6 @@ class FixGroup:
         of it refuses, ``1 - mask`` on a bool mask), or "". A new contract broken there is
         the next fault, not this one."""
         if breach_of(self.diagnosis.failure) is None or not diag.line \
-                or (diag.file, diag.line) != (self.diagnosis.file, self.diagnosis.line) \
                 or breach_of(diag.failure) is not None:
             return ""
         if (diag.file, diag.line) == (self.diagnosis.file, self.diagnosis.line):
