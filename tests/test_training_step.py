@@ -185,6 +185,20 @@ def invariant_failure(before: RunResult, after: RunResult, category: str) -> str
     return category_invariant_failure(get_category(category), before, after)
 
 
+def test_a_stall_the_step_evidence_explains_gets_no_lower_learning_rate_beside() -> None:
+    """At 3e-3 (a head trained on features) a stall whose cause the run's evidence names
+    (the schedule, or gradients cleared before the step) is that cause alone: lowering the
+    rate as well would slow the fixed script below its own pace."""
+    stalled = SymptomReport("stalled-loss", 42, "loss stalled near chance")
+    for facts, cause in (({"schedule": [SCHEDULE]}, "scheduler-stepped-per-batch"),
+                         ({"step_evidence": {"cause": "zero-grad-before-step"}},
+                          "zero-grad-before-step")):
+        diagnosis = diagnose_symptom(run(facts, lrs=[3e-3] * 42, symptom=stalled))
+        assert diagnosis is not None and diagnosis.causes == (cause,)
+    plain = diagnose_symptom(run({}, lrs=[3e-3] * 42, symptom=stalled))
+    assert plain is not None and plain.causes == ("lr-too-high",)
+
+
 def test_a_schedule_fix_owes_the_invariant_and_no_worse_evaluation() -> None:
     before = run({"schedule": [SCHEDULE]})
     fixed = {**SCHEDULE, "sized": "", "stepped": "epoch"}

@@ -169,10 +169,11 @@ def step_top(body: Sequence[cst.BaseStatement], backward: int) -> int:
 
 
 def move_statement(recipe: PlannedEdits, stmt: cst.SimpleStatementLine, anchor: cst.CSTNode,
-                   why: str, *, before: bool = False) -> None:
+                   why: str, *, before: bool = False, text: str = "") -> None:
     """Plan ``stmt`` moved next to ``anchor`` (after it, or ``before``), a statement of
     another block: removed from its own block (which must keep another statement) and
-    inserted with the anchor's indentation, its own comment kept."""
+    inserted with the anchor's indentation, its own comment kept (or as ``text``: the
+    statement in the anchor's names)."""
     holder = recipe.program.parent(stmt)
     if not isinstance(holder, (cst.IndentedBlock, cst.Module)) or len(holder.body) < 2:
         raise NotApplicable(f"{code(stmt).strip()} is alone in its block")
@@ -187,5 +188,44 @@ def move_statement(recipe: PlannedEdits, stmt: cst.SimpleStatementLine, anchor: 
         return node.with_changes(body=body)
 
     recipe.plan_edit(holder, remove, why)
-    text = code(stmt.with_changes(leading_lines=())).strip()
+    text = text or code(stmt.with_changes(leading_lines=())).strip()
     insert_statement(recipe, anchor, text, why, before=before)
+
+
+#: Comprehensions: a batch loop too (``[self.train_step(b) for b in loader]``).
+COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def batch_loop_at(program: Program, node: cst.CSTNode) -> cst.BaseStatement | None:
+    """The statement of ``node``'s own function that loops over the batches around it: the
+    innermost ``for``/``while`` loop, or the statement holding a comprehension around it."""
+    for anc in program.ancestors(node):
+        if isinstance(anc, (cst.For, cst.While)):
+            return anc
+        if isinstance(anc, COMPREHENSIONS):
+            return next((a for a in program.ancestors(anc)
+                         if isinstance(a, cst.SimpleStatementLine)), None)
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return None
+    return None
+
+
+def at_call_site(program: Program, func: cst.FunctionDef, call: cst.Call, expr: str
+                 ) -> str | None:
+    """``expr`` (a name or attribute chain inside ``func``) as the caller at ``call`` names
+    it: a parameter replaced by the argument given for it, ``self.x`` kept when the caller
+    is a method of the same class, a global kept; ``None`` when it cannot be named."""
+    root, _, rest = expr.partition(".")
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params,
+                                     *func.params.kwonly_params)]
+    if root == "self":
+        holder = program.parent(func)
+        owner = program.parent(holder) if holder is not None else None
+        same = isinstance(owner, cst.ClassDef) and program.class_of(call) is owner
+        return expr if same else None
+    if root not in params:
+        return expr
+    given = program.bound(func, call, root)
+    if given is None or not m.matches(given, m.Name() | m.Attribute()):
+        return None
+    return code(given) + (f".{rest}" if rest else "")

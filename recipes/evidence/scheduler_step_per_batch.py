@@ -69,6 +69,20 @@ class SchedulerStepPerBatch(PlannedEdits):
                   "    optimizer.step()\n    scheduler.step()\n    optimizer.zero_grad()\n",
             run_facts=schedule_facts(2, sized="steps", stepped="epoch"),
         ),
+        Example(  # a class's train_step summed over the batches by a generator
+            before="class Runner:\n    def train_step(self, batch):\n"
+                   "        self.model(batch).backward()\n        self.optimizer.step()\n"
+                   "        return 0.0\n\n    def fit(self, loader, epochs):\n"
+                   "        for epoch in range(epochs):\n"
+                   "            total = sum(self.train_step(b) for b in loader)\n"
+                   "            self.scheduler.step()\n",
+            after="class Runner:\n    def train_step(self, batch):\n"
+                  "        self.model(batch).backward()\n        self.optimizer.step()\n"
+                  "        self.scheduler.step()\n        return 0.0\n\n"
+                  "    def fit(self, loader, epochs):\n        for epoch in range(epochs):\n"
+                  "            total = sum(self.train_step(b) for b in loader)\n",
+            run_facts=schedule_facts(10, sized="steps", stepped="epoch"),
+        ),
         Example(  # the run judged the per-epoch schedule right: not this recipe's fault
             before=_HEAD + "        optimizer.step()\n    scheduler.step()\n"
                            "    print(epoch)\n",
@@ -95,20 +109,62 @@ class SchedulerStepPerBatch(PlannedEdits):
                 if name is None or not is_scheduler(tree, name) or \
                         (lines and self.program.line(stmt) not in lines):
                     continue
-                loop = next((s for s in (*reversed(body[:i]), *body[i + 1:])
-                             if isinstance(s, (cst.For, cst.While))
-                             and trains_at(self.program, s.body)), None)
-                step = self._optimizer_step(tree, loop) if loop is not None else None
-                if step is None:
+                found = next((t for s in (*reversed(body[:i]), *body[i + 1:])
+                              if (t := self._batch_step(tree, s, name)) is not None), None)
+                if found is None:
                     continue
+                step, text = found
                 assert isinstance(stmt, cst.SimpleStatementLine)
                 move_statement(self, stmt, step,
                                f"{code(stmt).strip()} moved into the batch loop, after "
                                f"{code(step).strip()}: {schedule_text(entries[0])} counts "
                                "optimizer steps; stepped once per epoch its first epoch ran "
-                               f"at {entries[0].get('first_epoch', 0):.3g} x its peak rate")
+                               f"at {entries[0].get('first_epoch', 0):.3g} x its peak rate",
+                               text=text)
         if not self.plan:
             raise NotApplicable(self.nothing_to_do)
+
+    def _batch_step(self, tree: cst.Module, sibling: cst.BaseStatement, name: str
+                    ) -> tuple[cst.SimpleStatementLine, str] | None:
+        """Where the scheduler ``name`` is stepped in the batch loop ``sibling`` stands for,
+        and the statement as written there: after the loop's own optimizer step, or after
+        the optimizer step of the module's function it calls once per batch (a
+        ``train_step``, from a ``for`` or a comprehension), the scheduler named as that
+        function sees it (``self.x`` in a method of the same class, a global)."""
+        loops: list[cst.CSTNode] = []
+        if isinstance(sibling, (cst.For, cst.While)):
+            loops.append(sibling.body)
+        elif isinstance(sibling, cst.SimpleStatementLine):
+            loops += m.findall(sibling, m.ListComp() | m.GeneratorExp() | m.SetComp())
+        for loop in loops:
+            if not trains_at(self.program, loop):
+                continue
+            step = self._optimizer_step(tree, loop)
+            if step is not None:
+                return step, f"{name}.step()"
+            for call in m.findall(loop, m.Call()):
+                assert isinstance(call, cst.Call)
+                func = self.program.function_called(call)
+                step = self._optimizer_step(tree, func) if func is not None else None
+                there = self._seen_in(func, call, name) if func is not None else None
+                if step is not None and there is not None:
+                    return step, f"{there}.step()"
+        return None
+
+    def _seen_in(self, func: cst.FunctionDef, call: cst.Call, name: str) -> str | None:
+        """``name`` as ``func`` (called at ``call``) can read it: ``self.x`` when ``func``
+        is a method of the caller's class, a name ``func`` neither takes nor assigns."""
+        root = name.partition(".")[0]
+        if root == "self":
+            holder = self.program.parent(func)
+            owner = self.program.parent(holder) if holder is not None else None
+            return name if isinstance(owner, cst.ClassDef) and \
+                self.program.class_of(call) is owner else None
+        params = {p.name.value for p in (*func.params.posonly_params, *func.params.params,
+                                         *func.params.kwonly_params)}
+        assigned = {code(t.target) for t in m.findall(func, m.AssignTarget())
+                    if isinstance(t, cst.AssignTarget)}
+        return name if root not in params and root not in assigned else None
 
     @staticmethod
     def _optimizer_step(tree: cst.Module, loop: cst.CSTNode) -> cst.SimpleStatementLine | None:

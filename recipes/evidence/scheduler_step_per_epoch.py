@@ -28,7 +28,16 @@ from autofix.categories.catalogue.evidence import schedule_text
 from autofix.toolkit import Example, NotApplicable, code
 from autofix.toolkit.scope import PlannedEdits
 
-from ._training import in_file, is_scheduler, loop_of, move_statement, receiver, statement_at
+from ._training import (
+    at_call_site,
+    batch_loop_at,
+    in_file,
+    is_scheduler,
+    loop_of,
+    move_statement,
+    receiver,
+    statement_at,
+)
 from ._training import trains as trains_at
 
 
@@ -76,6 +85,31 @@ class SchedulerStepPerEpoch(PlannedEdits):
                   "    scheduler.step()\n    return model\n",
             run_facts=schedule_facts(5),
         ),
+        Example(  # a class's train_step called from a comprehension over the batches
+            before="class Engine:\n    def train_step(self, batch):\n"
+                   "        self.model(batch).backward()\n        self.optimizer.step()\n"
+                   "        self.scheduler.step()\n\n"
+                   "    def fit(self, loader, epochs):\n        for epoch in range(epochs):\n"
+                   "            losses = [self.train_step(b) for b in loader]\n"
+                   "            print(epoch)\n",
+            after="class Engine:\n    def train_step(self, batch):\n"
+                  "        self.model(batch).backward()\n        self.optimizer.step()\n\n"
+                  "    def fit(self, loader, epochs):\n        for epoch in range(epochs):\n"
+                  "            losses = [self.train_step(b) for b in loader]\n"
+                  "            self.scheduler.step()\n            print(epoch)\n",
+            run_facts=schedule_facts(5),
+        ),
+        Example(  # a step function given the scheduler: the caller's name for it
+            before="def step(model, batch, opt, sched):\n    model(batch).backward()\n"
+                   "    opt.step()\n    sched.step()\n\n\n"
+                   "for epoch in range(2):\n    for batch in loader:\n"
+                   "        step(model, batch, optimizer, scheduler)\n",
+            after="def step(model, batch, opt, sched):\n    model(batch).backward()\n"
+                  "    opt.step()\n\n\n"
+                  "for epoch in range(2):\n    for batch in loader:\n"
+                  "        step(model, batch, optimizer, scheduler)\n    scheduler.step()\n",
+            run_facts=schedule_facts(4),
+        ),
         Example(  # the run judged the schedule sized in steps: not this recipe's fault
             before=_HEAD + "for batch in loader:\n    model(**batch).loss.backward()\n"
                            "    optimizer.step()\n    scheduler.step()\n",
@@ -97,15 +131,37 @@ class SchedulerStepPerEpoch(PlannedEdits):
             name = receiver(stmt, "step") if stmt is not None else None
             if stmt is None or name is None or not is_scheduler(tree, name):
                 continue
+            why = (f"{{}} moved after the batch loop ({{}}): {schedule_text(entry)} counts "
+                   "epochs; stepped after every optimizer step its rate fell under 1/100 of "
+                   f"its peak at call {entry.get('collapse_step')}, within the first of "
+                   f"{entry.get('epochs')} epochs of {entry.get('per_epoch')} steps")
             loop = loop_of(self.program, stmt)
-            if loop is None or not trains_at(self.program, loop.body):
+            if loop is not None:
+                if trains_at(self.program, loop.body):
+                    move_statement(self, stmt, loop, why.format(
+                        code(stmt).strip(), code(loop).splitlines()[0].strip()))
                 continue
-            move_statement(self, stmt, loop,
-                           f"{code(stmt).strip()} moved after the batch loop "
-                           f"({code(loop).splitlines()[0].strip()}): {schedule_text(entry)} "
-                           "counts epochs; stepped after every optimizer step its rate fell "
-                           f"under 1/100 of its peak at call {entry.get('collapse_step')}, "
-                           f"within the first of {entry.get('epochs')} epochs of "
-                           f"{entry.get('per_epoch')} steps")
+            self._out_of_step_function(stmt, name, why)
         if not self.plan:
             raise NotApplicable(self.nothing_to_do)
+
+    def _out_of_step_function(self, stmt: cst.SimpleStatementLine, name: str, why: str
+                              ) -> None:
+        """``stmt`` in a function of one training step (no loop in it): moved after the
+        batch loop around the function's one call site in a loop (a ``for`` or a
+        comprehension), in the caller's names."""
+        func = self.program.function_of(stmt)
+        if func is None:
+            return
+        sites = [(site, loop) for site in self.program.call_sites(func)
+                 if (loop := batch_loop_at(self.program, site)) is not None]
+        if len(sites) != 1:
+            return
+        site, loop = sites[0]
+        there = at_call_site(self.program, func, site, name)
+        if there is None:
+            return
+        text = f"{there}.step()"
+        move_statement(self, stmt, loop, why.format(
+            f"{code(stmt).strip()} (in {func.name.value}())",
+            code(loop).splitlines()[0].strip()), text=text)

@@ -58,6 +58,17 @@ def misstepped_schedule(probe: ProbeReport, sized: str) -> dict[str, Any] | None
     return None
 
 
+def explained_stall(probe: ProbeReport) -> bool:
+    """The run's own evidence names the cause of its stall, a fault of the training step
+    (the optimizer step's evidence: gradients cleared before the step, a rate of 0, no
+    gradients, other parameters; or a schedule stepped at the wrong loop level), so a
+    generic cause (a learning rate of 1e-3 or more) is not proposed beside it."""
+    cause = step_cause(probe)
+    return bool(cause) and cause not in ("lr-too-high", "frozen-base") or \
+        misstepped_schedule(probe, EPOCHS) is not None or \
+        misstepped_schedule(probe, STEPS) is not None
+
+
 def _scheduler_per_batch(probe: ProbeReport) -> bool:
     """A schedule counted in epochs (its rate collapses within the first epoch when
     stepped per batch) stepped after every optimizer step."""
@@ -241,8 +252,11 @@ def schedule_holds(sized: str, kind: str) -> Callable[[RunResult], str]:
 
 
 #: What the run after a fix of a hand loop's training step must show: the finding gone,
-#: the script's own evaluation no worse.
-INVARIANT = Proof(invariant=True)
+#: the script's own evaluation no worse; reached through a stall, a loss finite and falling
+#: (not one clearly under chance: a script of 16 steps that learns from its fixed step
+#: ends its last 10 steps near chance, val acc 0.98, measured on the mutation benchmark's
+#: ``loop_minilm``).
+INVARIANT = Proof(invariant=True, falling=True)
 
 
 #: Root causes of a stall the step evidence names (a recipe, or advice), and what the
@@ -299,7 +313,8 @@ ROOT_CAUSES: tuple[Category, ...] = (
         advice=_per_batch_advice,
         kind=Kind.ROOT_CAUSE,
         findings=misstepped_findings(EPOCHS, "scheduler-stepped-per-batch"),
-        proof=Proof(invariant=True, holds=schedule_holds(EPOCHS, "scheduler-stepped-per-batch")),
+        proof=Proof(invariant=True, falling=True,
+                    holds=schedule_holds(EPOCHS, "scheduler-stepped-per-batch")),
     ),
     Category(
         id="scheduler-stepped-per-epoch",
@@ -308,7 +323,8 @@ ROOT_CAUSES: tuple[Category, ...] = (
         advice=_scheduler_advice,
         kind=Kind.ROOT_CAUSE,
         findings=misstepped_findings(STEPS, "scheduler-stepped-per-epoch"),
-        proof=Proof(invariant=True, holds=schedule_holds(STEPS, "scheduler-stepped-per-epoch")),
+        proof=Proof(invariant=True, falling=True,
+                    holds=schedule_holds(STEPS, "scheduler-stepped-per-epoch")),
     ),
     Category(
         id="eval-loader-shuffled",

@@ -9,7 +9,12 @@ import math
 
 from autofix.categories.catalogue.course import label_count_advice
 from autofix.categories.catalogue.divergence import DIVERGENCE_CAUSES, divergence_evidence
-from autofix.categories.catalogue.evidence import STEP_CAUSES, evidence_advice, step_cause
+from autofix.categories.catalogue.evidence import (
+    STEP_CAUSES,
+    evidence_advice,
+    explained_stall,
+    step_cause,
+)
 from autofix.categories.facts import all_ignored, all_ignored_text, sample_lines
 from autofix.categories.model import Category, Kind, Proof, RootCause
 from autofix.categories.registry import get_category
@@ -35,7 +40,11 @@ def _keras_string_loss(probe: ProbeReport) -> bool:
 
 def _lr_too_high(probe: ProbeReport) -> bool:
     """A learning rate at or above :data:`LR_TOO_HIGH` at any recorded step, or an update
-    -to-weight ratio far above fine-tuning's in the optimizer-step evidence."""
+    -to-weight ratio far above fine-tuning's in the optimizer-step evidence; never when that
+    evidence named another cause of the stall."""
+    if explained_stall(probe):
+        return False  # the run's evidence named the stall's cause (gradients cleared before
+        # the step, a schedule stepped at the wrong level): a rate of 1e-3 is not it
     rates = [s.lr for s in probe.steps if s.lr is not None]
     return bool(rates) and max(rates) >= LR_TOO_HIGH * (1 - 1e-6) \
         or step_cause(probe) == "lr-too-high"  # float32 1e-3 > 1e-3

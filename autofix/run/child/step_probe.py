@@ -142,8 +142,11 @@ def before_step(optimizer: Any, args: Any, kwargs: Any) -> None:
         groups = optimizer.param_groups
         held = {id(p) for group in groups for p in group["params"]}
         model = _trained_model()
+        named = [(n, p) for n, p in model.named_parameters() if p.requires_grad] \
+            if model is not None else []
+        if not named:  # a frozen pretrained encoder inside the user's own model: not the
+            model = None  # trained model, whose parameters the optimizer holds
         if model is not None:
-            named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
             inside = [(n, p) for n, p in named if id(p) in held]
             _Step.in_optimizer = len(inside)
             pool = inside or named
