@@ -15,7 +15,7 @@ maps them.
 
 from __future__ import annotations
 
-from autofix.categories import Category, Kind, RootCause, register_category
+from autofix.categories import Category, Kind, Proof, RootCause, register_category
 from autofix.loop.engine import repair
 from autofix.settings import Settings
 from autofix.toolkit import (
@@ -32,9 +32,10 @@ from autofix.toolkit import (
     remove_keyword,
     replace_keyword,
 )
-from autofix.types import Diagnosis, RecipeContext, SessionResult
+from autofix.types import Diagnosis, Finding, RecipeContext, SessionResult
 
-__all__ = ["Category", "Diagnosis", "Example", "Kind", "NotApplicable", "Recipe",
-           "RecipeContext", "RecipeContractError", "RootCause", "SessionResult", "Settings",
+__all__ = ["Category", "Diagnosis", "Example", "Finding", "Kind", "NotApplicable", "Proof",
+           "Recipe", "RecipeContext", "RecipeContractError", "RootCause", "SessionResult",
+           "Settings",
            "append_keyword", "code", "drop_import", "find", "keyword", "patterns",
            "register_category", "remove_keyword", "repair", "replace_keyword"]
