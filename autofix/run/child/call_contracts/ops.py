@@ -36,6 +36,8 @@ _COMPARE: Mapping[type, Callable[[Any, Any], Any]] = {
 
 #: Builtins an argument may call (they run no code of the script's on numbers and strings).
 SAFE_BUILTINS = frozenset({"float", "int", "bool", "abs", "min", "max", "round"})
+#: Methods of torch's own tensors an argument may call (they only read sizes).
+SAFE_METHODS = frozenset({"size", "dim", "numel", "stride", "is_contiguous"})
 
 
 class Unreadable(Exception):
@@ -45,7 +47,9 @@ class Unreadable(Exception):
 def evaluate(node: ast.AST, scope: Mapping[str, Any], builtins: Mapping[str, Any]) -> Any:
     """The value of a plain expression in a frame's ``scope``: names, attributes, literal
     or name subscripts and slices, literals, unary minus/not/invert, arithmetic and
-    comparisons, a few builtins on those (:data:`SAFE_BUILTINS`: ``float("-inf")``).
+    comparisons, a few builtins on those (:data:`SAFE_BUILTINS`: ``float("-inf")``), a
+    tensor's size methods (:data:`SAFE_METHODS`: ``h.size(0)``), ``len`` of a tensor or a
+    builtin container.
     Raises :class:`Unreadable` for anything that would call code the script wrote (a
     call, a lambda, a comprehension)."""
     if isinstance(node, ast.Constant):
@@ -78,6 +82,20 @@ def evaluate(node: ast.AST, scope: Mapping[str, Any], builtins: Mapping[str, Any
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         return _BINARY[type(node.op)](evaluate(node.left, scope, builtins),
                                       evaluate(node.right, scope, builtins))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in SAFE_METHODS and not node.keywords:  # h.size(0): torch's
+        receiver = evaluate(node.func.value, scope, builtins)
+        if type(receiver).__module__.split(".")[0] != "torch":
+            raise Unreadable(node.func.attr)
+        return getattr(receiver, node.func.attr)(*(evaluate(a, scope, builtins)
+                                                   for a in node.args))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id == "len" and "len" not in scope and len(node.args) == 1:
+        value = evaluate(node.args[0], scope, builtins)
+        if not isinstance(value, (list, tuple, dict, str)) and \
+                type(value).__module__.split(".")[0] != "torch":
+            raise Unreadable("len")  # a Dataset's __len__ is the script's code
+        return len(value)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
             and node.func.id in SAFE_BUILTINS and node.func.id not in scope \
             and not node.keywords:  # float("-inf"), len(x): the builtin itself, no user code
@@ -255,6 +273,8 @@ OPS: tuple[Contract, ...] = (
              ".contiguous().view(...)",
         examples=(
             Example(_TORCH + "x = torch.zeros(4, 6).t()\ny = x.view(24)\n"),
+            Example(_TORCH + "h = torch.zeros(2, 3, 4).transpose(1, 2)\n"
+                             "y = h.view(h.size(0), -1)\n"),
             Example(_TORCH + "x = torch.zeros(4, 6)\ny = x.view(24)\n", breaks=False),
         ),
     ),
