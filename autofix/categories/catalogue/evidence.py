@@ -176,7 +176,8 @@ def _zero_grad_missing(run: RunResult) -> list[Finding]:
         return []
     return [Finding("zero-grad-missing", 0,
                     f"{steps} optimizer steps and no zero_grad(): gradients add up from step "
-                    "to step (call optimizer.zero_grad() after each step)")]
+                    "to step (call optimizer.zero_grad() at the top of each step, before the "
+                    "forward)")]
 
 
 def train_mode_eval(run: RunResult) -> Finding | None:
@@ -267,7 +268,8 @@ ROOT_CAUSES: tuple[Category, ...] = (
         id="zero-grad-before-step",
         title="optimizer.zero_grad() between loss.backward() and optimizer.step(): every "
               "step is taken on cleared gradients",
-        hint="clear the gradients after optimizer.step() (or before loss.backward())",
+        hint="clear the gradients at the top of the step, before the forward (not between "
+             "loss.backward() and optimizer.step())",
         kind=Kind.ROOT_CAUSE,
         proof=INVARIANT,
     ),
@@ -286,19 +288,21 @@ ROOT_CAUSES: tuple[Category, ...] = (
         id="zero-grad-missing",
         title="a hand loop that steps its optimizer but never clears the gradients: every "
               "step adds this batch's gradients to all the earlier ones",
-        hint="call optimizer.zero_grad() after each optimizer.step() (a run finding: the "
-             "probe counts steps, backward() and zero_grad() calls)",
+        hint="call optimizer.zero_grad() at the top of each training step, before the "
+             "forward (a run finding: the probe counts steps, backward() and zero_grad() "
+             "calls)",
         kind=Kind.ROOT_CAUSE,
         findings=_zero_grad_missing,
         proof=INVARIANT,
     ),
     Category(
         id="eval-without-eval-mode",
-        title="a model with dropout or batch norm evaluated under no_grad while still in "
-              "training mode: its outputs are noisy and batch norm learns from the test data",
+        title="a model with dropout or batch norm evaluated while still in training "
+              "mode: its outputs are noisy and batch norm learns from the test data",
         hint="call model.eval() before the evaluation forwards and model.train() before "
-             "training resumes (a run finding: the probe counts dropout and batch norm "
-             "calls under no_grad in training mode)",
+             "training resumes (a run finding: the probe follows every forward of the "
+             "model in training mode that no backward() reached, or that ran under "
+             "no_grad)",
         kind=Kind.ROOT_CAUSE,
         findings=_train_mode_eval,
         proof=INVARIANT,
