@@ -170,6 +170,8 @@ def test_a_row_counts_detection_repair_and_wrong_fixes() -> None:
                       kept=["ragged-batch"], branch_exit=1)
     assert crash.detected and not crash.repaired  # the branch does not run
     control = bench.control_row(kinds.healthy_scripts()["flat_loop"])
+    assert bench.mark(control).startswith("ERROR")  # no session ran: no verdict
+    control.status, control.exit_code = "clean", 0
     assert control.control and bench.mark(control) == "clean"
     control.named = ["eval-without-eval-mode"]
     assert bench.mark(control) == "FALSE-FINDING"
@@ -221,12 +223,13 @@ def test_a_scratch_repository_holds_the_project_and_its_data(tmp_path: Path) -> 
 
 
 def test_the_taxonomy_page_names_real_categories_and_every_mutation_kind() -> None:
+    from autofix.run.child.call_contracts import CONTRACTS
     from autofix.toolkit.discovery import all_recipes
 
     page = (ROOT / "docs" / "taxonomy.md").read_text(encoding="utf-8")
     named = set(re.findall(r"`([a-z0-9]+(?:-[a-z0-9]+)+)`", page))
     kind_ids = {k.id for k in kinds.KINDS}
     known = {c.id for c in all_categories()} | kind_ids | {r.id for r in all_recipes()} | \
-        {"learning-slowly"}  # a finding of a healthy run
+        {c.id for c in CONTRACTS} | {"learning-slowly"}  # a finding of a healthy run
     assert named - known == set()
     assert kind_ids - named == set()
