@@ -260,7 +260,9 @@ class Baselines:
         self.values: dict[str, float | None] = {}
 
     def __call__(self, healthy: Healthy) -> float | None:
-        if healthy.id not in self.values:
+        """The metric; a run that printed none (killed, a loaded machine's timeout) is
+        tried again at the next call rather than remembered."""
+        if self.values.get(healthy.id) is None:
             with tempfile.TemporaryDirectory(prefix="bench-mutations-base-") as tmp:
                 repo = scratch(Path(tmp), healthy, {}, git=False)
                 self.values[healthy.id] = plain_run(repo, healthy, Path(self.opts.python),
