@@ -47,6 +47,9 @@ API_CHECK = Path(__file__).parent.parent / "run" / "child" / "api_check.py"
 #: Seconds the check may take (one import of transformers, datasets and TRL: 3-15 s measured
 #: on this project's 2-core machines).
 CHECK_TIMEOUT = 180.0
+#: ``Diagnosis.via`` of drift the check found before the first run (the commit message
+#: says so; the recipes edit the file the check located it in).
+API_PREFLIGHT = "api-preflight"
 #: Decorators that make a method something other than one the library calls with ``self``.
 _DESCRIPTORS = ("staticmethod", "classmethod", "property", "cached_property", "setter",
                 "getter", "deleter")
@@ -376,6 +379,6 @@ def api_diagnoses(source: str, python: str, versions: dict[str, str],
             details.append(f"the library calls it at {caller}")
         found.append(Diagnosis(
             category=category.id, evidence=headline, file=finding.file, line=finding.line,
-            line_text=text, details=tuple(details), via="api-preflight",
+            line_text=text, details=tuple(details), via=API_PREFLIGHT,
             error_type=finding.type, facts=finding.facts))
     return found

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from autofix.categories import UNKNOWN, get_category, is_category
 from autofix.errors import save_traceback
+from autofix.loop.api_check import API_PREFLIGHT
 from autofix.loop.candidates import Trial, candidates, label_of, trials_text, verdict_text
 from autofix.loop.fixgroups import FixGroup, symptom_of
 from autofix.loop.messages import commit_message
@@ -160,7 +161,7 @@ class Fixer:
         program = session.program
         targets = [(branch.rel, session.script, program.source),
                    *((rel, Path(branch.root) / rel, branch.read(rel)) for rel in modules)]
-        home = session.relative(diag.file) if diag.via == "api-preflight" else ""
+        home = session.relative(diag.file) if diag.via == API_PREFLIGHT else ""
         if home and home != branch.rel:  # the API check located it in a module: there
             targets = [t for t in targets if t[0] == home]
         first_reason = ""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from autofix.categories import SLOW_TRIAL, SOURCE_SCAN, get_category, is_category
 from autofix.categories.catalogue.divergence import GROWING_TRIAL
+from autofix.loop.api_check import API_PREFLIGHT
 from autofix.loop.diagnosis import PREFLIGHT_CHECK
 from autofix.loop.fixgroups import symptom_of
 from autofix.loop.verdicts import PREFLIGHT_FAULT, owes_falling
@@ -48,7 +49,7 @@ def commit_message(recipe: type[Recipe], outcome: Applied, diag: Diagnosis, run_
     if check and not symptom:
         happened = f"Run {run_n}'s preflight check '{check}' found, before the first " \
                    "training step"
-    if diag.via == "api-preflight":
+    if diag.via == API_PREFLIGHT:
         happened = "Before the first run, the installed library would raise"
     elif diag.via == SLOW_TRIAL:
         happened = f"Run {run_n} trained without a fault, but (this fix is a trial, kept " \
