@@ -16,9 +16,9 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
+from .call_contracts import breach_at
 from .contract import Env, Event
 from .evidence import EvidenceMonitor
-from .call_contracts import breach_at
 from .facts import frame_facts
 from .symptoms import Chance, LossMonitor, extended_budget
 
