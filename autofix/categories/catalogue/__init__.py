@@ -2,7 +2,10 @@
 language-model family (its categories fire on their own messages, or only on their facts),
 labels against the head, then the faults of values, of module and tensor contracts and of
 data structures recognised from the facts at the failure (they need those facts, so they
-never fire on a message alone and come first), the course's faults, drift between the
+never fire on a message alone and come first), the course's faults, the categories the
+call contracts declare (after the categories that name the same failure more closely: ids
+past an embedding's rows are tokens added without a resize when the tokenizer shows it),
+drift between the
 script's classes and the libraries, the reported ones, saving and reloading what was
 trained (checkpoints), the libraries' own advice (what no category above claimed), the
 training symptoms and their root causes, a diverging loss's causes, the step evidence's
@@ -46,8 +49,8 @@ from autofix.categories.model import Category
 from autofix.categories.registry import register_category
 
 #: Every built-in category, in classification order.
-BUILT_IN: tuple[Category, ...] = (*LLM, *LABELS, *VALUES, *CONTRACTS, *DECLARED, *DATA,
-                                  *COURSE, *DRIFT, *REPORTED, *CHECKPOINTS, *ADVICE, *SYMPTOMS,
+BUILT_IN: tuple[Category, ...] = (*LLM, *LABELS, *VALUES, *CONTRACTS, *DATA, *COURSE,
+                                  *DECLARED, *DRIFT, *REPORTED, *CHECKPOINTS, *ADVICE, *SYMPTOMS,
                                   *ROOT_CAUSES, *DIVERGENCE, *STEP_ROOT_CAUSES, *FINDINGS,
                                   *INTEGRITY,
                                   READS_STDIN, TIMEOUT, UNKNOWN)
