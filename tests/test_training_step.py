@@ -238,14 +238,22 @@ def test_the_scripts_own_evaluation_must_not_get_worse() -> None:
 
 def test_an_evaluation_in_training_mode_is_found_from_its_call_sites() -> None:
     site = {"file": "train.py", "line": 20, "function": "<module>", "model": "Sequential",
-            "layer": "Dropout", "calls": 4, "backpropagated": 0, "no_grad": False}
-    found = [f for f in run_findings(run({"train_mode_evals": [site],
-                                          "no_grad_train_calls": 0}))
-             if f.kind == "eval-without-eval-mode"]
-    assert len(found) == 1 and "at train.py:20 (Sequential with Dropout, with gradients on, " \
-        "its outputs never backpropagated): 4 forwards" in found[0].evidence
-    assert not [f for f in run_findings(run({"train_mode_evals": []}))
+            "layer": "Dropout", "calls": 4, "backpropagated": 0, "no_grad": False,
+            "after_step": 30}
+
+    def found(*sites: dict[str, object]) -> list[str]:
+        return [f.evidence for f in run_findings(run({"train_mode_evals": list(sites),
+                                                      "no_grad_train_calls": 0}))
                 if f.kind == "eval-without-eval-mode"]
+
+    evidence = found(site)
+    assert len(evidence) == 1 and "at train.py:20 (Sequential with Dropout, with gradients " \
+        "on, its outputs never backpropagated): 4 forwards" in evidence[0]
+    assert found() == []
+    # one look at the untrained model's outputs before the loop is no evaluation ...
+    assert found({**site, "after_step": 0, "calls": 1}) == []
+    # ... but an evaluation under no_grad before training is one
+    assert len(found({**site, "after_step": 0, "no_grad": True})) == 1
 
 
 def test_what_a_run_covered_in_words() -> None:

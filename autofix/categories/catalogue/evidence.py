@@ -186,9 +186,13 @@ def train_mode_eval(run: RunResult) -> Finding | None:
     ran under ``torch.no_grad()`` / ``torch.inference_mode()``, or whose outputs no
     ``backward()`` reached by the end of the run), the model holding a dropout (p > 0) or
     a batch norm layer: its outputs are noisy and batch norm learns from the evaluated
-    data. The evidence names the first such line. ``None`` when the facts are missing or
-    there is no such site."""
-    sites = [s for s in run.probe.facts.get("train_mode_evals") or [] if isinstance(s, dict)]
+    data. A forward with gradients on made before the first optimizer step (``after_step``
+    0) and never backpropagated is a look at the untrained model's outputs (the course's
+    ``outputs = model(**batch)`` on one batch before the loop), not an evaluation: it gives
+    no finding. The evidence names the first such line. ``None`` when the facts are missing
+    or there is no such site."""
+    sites = [s for s in run.probe.facts.get("train_mode_evals") or [] if isinstance(s, dict)
+             and (s.get("no_grad") or (s.get("after_step") or 0) > 0)]
     if not sites:
         return None
     first = sites[0]

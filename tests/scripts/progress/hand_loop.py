@@ -10,6 +10,7 @@ from tqdm import tqdm
 torch.manual_seed(0)
 features = torch.randn(120, 8)
 labels = (features[:, 0] > 0).long()  # the first feature tells the class
+held_out = torch.randn(40, 8)  # rows of their own for the evaluation
 for _ in tqdm(range(103), desc="prepare"):  # a bar of 103 rows, not the training length
     pass
 loader = DataLoader(TensorDataset(features, labels), batch_size=4, shuffle=True)
@@ -29,6 +30,6 @@ def train_one_epoch() -> None:
 for epoch in range(num_epochs):
     train_one_epoch()
     with torch.no_grad():
-        for (x,) in tqdm(DataLoader(TensorDataset(features[:40]), batch_size=4), desc="eval"):
+        for (x,) in tqdm(DataLoader(TensorDataset(held_out), batch_size=4), desc="eval"):
             model(x)
 print("trained")
