@@ -187,12 +187,16 @@ def test_float_ids_in_a_hand_loop_are_made_int64_at_their_token(
     assert "torch.FloatTensor(" not in fixed
 
 
-def test_float_ids_from_a_helper_name_the_scripts_tensor(
+def test_float_ids_from_a_helper_are_made_int64_in_the_helper(
         sessions: dict[str, Session]) -> None:
+    """The embedding's index contract, followed back through the helper's return to the
+    tensor it makes: the helper makes int64 ids, the call sites stay as written."""
     session = sessions["float_ids_helper.py"]
-    _advised(session, "float-token-ids", "`ids` holds token ids as float32 (16x48)",
-             "`ids.long()`")
-    assert "torch.Tensor(" not in session.hint
+    assert session.returncode == 0, session.output[-3000:]
+    assert trailers(session.repo, "fixes", "main") == ["float-token-ids"]
+    fixed = (session.repo.commit("fixes").tree / session.script).data_stream.read().decode()
+    assert "    return torch.LongTensor(values)\n" in fixed
+    assert "ids = as_tensor(enc[\"input_ids\"])" in fixed
 
 
 def test_float_ids_from_a_trainers_collator_name_that_collator(

@@ -98,7 +98,7 @@ def test_a_declined_trial_gives_way_to_the_findings_fix(scratch_repo: Repo) -> N
     report = json.loads((root.parent / "report.json").read_text())
     assert report["status"] == "fixed"
     assert [(f["category"], f["recipe"], f["line"]) for f in report["fixes"]] == \
-        [("zero-grad-missing", "add-zero-grad", 14)]
+        [("zero-grad-missing", "add-zero-grad", 12)]
     assert report["findings"] == []
     diff = repo.git.diff("HEAD", "fixes")
     assert [ln.strip() for ln in diff.splitlines() if ln.startswith("+") and
@@ -146,12 +146,23 @@ def test_a_shuffled_evaluation_loader_is_fixed_with_shuffle_false(scratch_repo: 
     assert "+                             shuffle=False)" in diff
 
 
-def test_statistics_before_the_split_end_findings_with_the_advice(scratch_repo: Repo) -> None:
-    """A StandardScaler fitted on all rows before train_test_split: no recipe, so the
-    session ends 'findings' (exit 1) naming the script's own lines, with no commit."""
+def test_statistics_before_the_split_are_fitted_on_the_train_split(scratch_repo: Repo
+                                                                    ) -> None:
+    """A StandardScaler fitted on all rows before train_test_split: the finding names the
+    script's own lines and ``fit-on-train-split`` fits the scaler on the train split after
+    it, transforming the test split with it; the next run shows no finding."""
     repo = scratch_repo({"train.py": PLAIN / "faults" / "stats_scaler_before_split.py"})
-    report, out = clean_run(repo, 60, "findings")
-    assert [f["kind"] for f in report["findings"]] == ["stats-before-split"]
+    root = Path(str(repo.working_tree_dir))
+    done = run_autofix(["train.py", "--max-steps", "60", "--branch", "fixes", "--report",
+                        "../report.json"], root, timeout=600)
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
     assert "line 11: `X = StandardScaler().fit_transform(X)`" in out
-    assert "which line 12 then splits with train_test_split" in out
-    assert "trains wrongly: stats-before-split (advice: no recipe makes this change)" in out
+    report = json.loads((root.parent / "report.json").read_text())
+    assert [(f["category"], f["recipe"]) for f in report["fixes"]] == \
+        [("stats-before-split", "fit-on-train-split")]
+    assert report["findings"] == []
+    fixed = repo.git.show("fixes:train.py")
+    assert "X_train = scaler.fit_transform(X_train)" in fixed
+    assert "X_test = scaler.transform(X_test)" in fixed
+    assert "X = StandardScaler().fit_transform(X)" not in fixed

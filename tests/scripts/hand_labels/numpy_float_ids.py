@@ -1,6 +1,6 @@
 """A hand loop whose class ids are a float32 numpy array turned into tensors batch by
-batch: no float token of torch to change, so the advice names the loss's target on the
-failing line (never a datasets column the script does not have)."""
+batch: no float token of torch to change; the loss's target is followed back through
+torch.from_numpy to the array, made int64 where it is made."""
 import numpy as np
 import torch
 from torch import nn
