@@ -52,6 +52,8 @@ class Task:
 
     kind = ""  # "", "classes", "tokens"
     width = 0  # the logits' width at the loss
+    width_step = -1  # the optimizer step at which a hand loss of that width was last seen
+    mixed = False  # losses of several widths in one step (multi-task heads): level kept
     counts: Any = None  # torch tensor of token counts (tokens kind)
     tokens = 0
     #: (model, given labels) of the Hugging Face model calls running, innermost last
@@ -150,7 +152,17 @@ def note_loss(logits: Any, target: Any, ignore_index: int = -100) -> None:
             Task.kind, Task.width = "tokens", width
         else:
             _classes(width)
+            Task.width_step = State.steps
             return
+    if Task.kind == "classes" and width != Task.width and not Task.mixed:
+        # two widths within one optimizer step: several heads summed (multi-task), the
+        # first kept; a new width at a later step: a new head (a second training phase)
+        if Task.width_step == State.steps:
+            Task.mixed = True
+        else:
+            _classes(width)
+    if Task.kind == "classes":
+        Task.width_step = State.steps
     if Task.kind == "tokens" and width == Task.width:
         _count(target, width, ignore_index)
 

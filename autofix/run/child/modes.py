@@ -77,6 +77,9 @@ class Modes:
     watched: dict[tuple[Any, ...], dict[str, Any]] = {}
     varying: dict[int, str] = {}  # id(model) -> its first varying layer's class ("": none)
     trained: set[int] = set()  # ids of the models a forward was trained on (not a teacher)
+    #: the model of the last outermost forward in training mode with gradients on whose
+    #: output requires grad (the model a hand loop trains; read by the step evidence)
+    last_trained: Any = None
 
 
 def relative(path: str) -> str:
@@ -163,11 +166,15 @@ def after_forward(module: Any, args: Any, *rest: Any) -> None:
 
 def _judge(root: dict[str, Any], kwargs: dict[str, Any], output: Any) -> None:
     model, caller = root["model"], root["caller"]
+    State.last_forward = {
+        "grad": bool(root["grad"]), "training": bool(root["training"]),
+        "graph": any(getattr(t, "requires_grad", False) for t in _tensors(output))}
     if root["training"] and root["grad"]:
         tensors = [t for t in _tensors(output) if getattr(t, "requires_grad", False)]
         if not tensors:
             return  # a frozen model: its output cannot be trained on
         Modes.trained.add(id(model))
+        Modes.last_trained = model
         layer = varies(model)
         site = _watch(_site(caller), caller, model, layer, no_grad=False) if layer else None
         if site is None or site["backpropagated"]:

@@ -24,7 +24,7 @@ import math
 import types
 from typing import Any
 
-from . import chance, schedules
+from . import chance, modes, schedules
 from .contract import Event
 from .events import State, emit
 from .evidence import (
@@ -35,11 +35,13 @@ from .evidence import (
     SAMPLE_PARAMS,
     SAMPLE_VALUES,
     WINDOW,
+    EvidenceMonitor,
     ModelFacts,
     StepEvidence,
     median,
     update_ratio,
 )
+from .symptoms import LossMonitor
 
 #: A first dimension this large is a vocabulary (an embedding, an LM head): its rows are
 #: mostly untouched by a batch, so it is sampled last and never enters the ratio.
@@ -57,7 +59,12 @@ class _Step:
     zero_grad = 0
     schedulers: dict[int, Any] = {}  # id(optimizer) -> its lr scheduler
     facts_at = -WINDOW  # the step the model facts were last taken at
-    stepped: set[int] = set()  # ids of the optimizers that stepped
+    #: the parameter sets (ids of the tensors) of the optimizers stepped so far, in order;
+    #: the last is the current training phase's
+    phases: list[frozenset[int]] = []
+    current: frozenset[int] = frozenset()  # the parameters of the optimizer stepped last
+    offset = 0  # the optimizer steps before the current phase began
+    interleaved = False  # optimizers over different parameters take turns (a GAN)
 
 
 def _strided(tensor: Any) -> Any:
@@ -100,8 +107,13 @@ def choose(named: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
 
 
 def _trained_model() -> Any:
-    """The Hugging Face model last called in training mode, else ``None``."""
+    """The Hugging Face model last called in training mode, else the model of the user's
+    last outermost forward in training mode that recorded a graph (:mod:`modes`: a plain
+    ``nn.Module`` of a hand loop), else ``None``."""
     model = chance.Task.last_model
+    if model is not None and getattr(model, "training", False):
+        return model
+    model = modes.Modes.last_trained
     return model if model is not None and getattr(model, "training", False) else None
 
 
@@ -138,9 +150,9 @@ def before_step(optimizer: Any, args: Any, kwargs: Any) -> None:
         return
     try:
         _Step.optimizer = id(optimizer)
-        _Step.stepped.add(id(optimizer))
         groups = optimizer.param_groups
-        held = {id(p) for group in groups for p in group["params"]}
+        held = frozenset(id(p) for group in groups for p in group["params"])
+        new_phase(held)
         model = _trained_model()
         named = [(n, p) for n, p in model.named_parameters() if p.requires_grad] \
             if model is not None else []
@@ -177,6 +189,30 @@ def before_step(optimizer: Any, args: Any, kwargs: Any) -> None:
         emit(Event.PROBE_ERROR, where="step_probe.before_step", message=repr(exc))
 
 
+def new_phase(held: frozenset[int]) -> None:
+    """Follow the training phases by the parameters each stepped optimizer holds.
+
+    An optimizer over the same parameters as the last one (one made again each epoch)
+    continues the phase. One over other parameters starts a new phase (a head fitted after
+    pretraining, a second stage): the step evidence and the loss monitor start again, its
+    chance level kept until the loss shows another (:mod:`chance`). Parameters of an
+    earlier phase stepped again mean optimizers taking turns (a GAN's generator and
+    discriminator): the evidence of one step no longer describes the training, and none is
+    recorded from then on."""
+    if _Step.current == held:
+        return
+    if held in _Step.phases:
+        _Step.interleaved = True
+    else:
+        if _Step.phases and not _Step.interleaved:
+            State.evidence = EvidenceMonitor()
+            State.monitor = LossMonitor(level=State.monitor.level)
+            _Step.offset = State.steps
+            _Step.facts_at = State.steps + 1 - WINDOW
+        _Step.phases.append(held)
+    _Step.current = held
+
+
 def compare(sample: list[tuple[Any, bool, list[float]]], read: Any
             ) -> tuple[bool, float | None]:
     """Read each sampled tensor again (``read``): whether any value changed, and the
@@ -201,14 +237,15 @@ def after_step(optimizer: Any, args: Any, kwargs: Any) -> None:
         epoch = getattr(scheduler, "last_epoch", None)
         backward, zero_grad = State.backward_calls, State.zero_grad_calls
         record = StepEvidence(
-            step=len(State.evidence.records) + 1, sampled=len(_Step.sample), changed=changed,
+            step=_Step.offset + len(State.evidence.records) + 1, sampled=len(_Step.sample),
+            changed=changed,
             grads=_Step.grads, lr=_lr(optimizer.param_groups),
             ratio=ratio,
             in_optimizer=_Step.in_optimizer, backward=backward > _Step.backward,
             zero_grad=zero_grad > _Step.zero_grad,
             scheduler_steps=epoch if isinstance(epoch, int) else None)
         _Step.backward, _Step.zero_grad = backward, zero_grad
-        if len(_Step.stepped) == 1:  # one optimizer: the evidence is about the training
+        if not _Step.interleaved:  # one optimizer at a time: the evidence is the training's
             State.evidence.add(record)
     except Exception as exc:  # noqa: BLE001 - the probe must never break the script
         emit(Event.PROBE_ERROR, where="step_probe.after_step", message=repr(exc))
