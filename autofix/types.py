@@ -59,6 +59,10 @@ class ExceptionInfo:
     #: provenance (JSON of ``autofix/run/child/call_contracts/``; empty when none was
     #: broken, or when parsed from text).
     contract: Mapping[str, Any] = field(default_factory=dict)
+    #: The last forward of a model from the user's code before the failure: ``grad``
+    #: (gradients were on), ``graph`` (an output required grad), ``training`` (the mode);
+    #: empty when none was seen (inside ``Trainer``, a Keras model, parsed from text).
+    forward: Mapping[str, bool] = field(default_factory=dict)
 
     @property
     def short_type(self) -> str:

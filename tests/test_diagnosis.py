@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from autofix.categories import EXAMPLES_DIR, all_categories
 from autofix.categories.tracebacks import parse_traceback
 from autofix.loop.diagnosis import classify, diagnose
 from autofix.run.probe_events import _keras, _trainer, exception_from_json
+from autofix.toolkit.facts import example_failure
 from autofix.types import ProbeReport, RunOutcome, RunResult
 
 EXAMPLES = [(c, p) for c in all_categories() for p in c.example_paths()]
@@ -241,3 +243,22 @@ def test_class_ids_advice_names_the_scripts_own_terms(trainer: tuple[str, ...], 
         assert text in advice, advice
     for text in never:
         assert text not in advice, advice
+
+
+def test_a_loss_without_a_graph_is_named_by_the_forward_before_it() -> None:
+    """The same message, two faults: the model's last forward ran with gradients off
+    (``no-grad-training``), or it recorded a graph the loss was then cut off from
+    (``loss-off-graph``); without the forward's record the older reading stays."""
+    exc = example_failure(
+        "RuntimeError", "element 0 of tensors does not require grad and does not have a "
+        "grad_fn", user={"batch_loss": {"kind": "tensor", "dtype": "torch.float32",
+                                        "shape": [], "requires_grad": False},
+                         "net": {"kind": "model", "params": 4, "trainable": 4}},
+        library={"self": {"kind": "tensor", "dtype": "torch.float32", "shape": [],
+                          "requires_grad": False}},
+        library_file="torch/_tensor.py", library_function="backward")
+    graph = {"grad": True, "graph": True, "training": True}
+    assert classify(replace(exc, forward=graph)).id == "loss-off-graph"
+    assert classify(replace(exc, forward={**graph, "grad": False, "graph": False})).id == \
+        "no-grad-training"
+    assert classify(exc).id == "no-grad-training"

@@ -11,9 +11,11 @@ the branch's source, reached the step budget).
 - ``target_lstm_lm.py``: a character LM's 3-D logits given to ``cross_entropy``
   (``loss-target-shape``, ``flatten-token-loss``);
 - ``json_label2id_values.py``: ``label2id`` zipped from a numpy array, ``json.dumps``
-  refuses its ``int64`` values (``numpy-scalar-json``, ``json-python-ints``).
+  refuses its ``int64`` values (``numpy-scalar-json``, ``json-python-ints``);
+- ``graph_loss_rebuilt_tensor.py``: an objective's parts summed through ``torch.tensor``
+  in a trainer class's method (``loss-off-graph``, ``stack-loss-values``).
 
-Cost: one batch of four sessions of two runs each, four at once (``--max-steps 5``),
+Cost: one batch of five sessions of two runs each, four at once (``--max-steps 5``),
 about 40 s on 2 cores shared with other work, run once for every test (one
 module-scoped fixture).
 """
@@ -30,7 +32,7 @@ from .conftest import SAMPLES, make_repo, run_autofix, trailers
 
 FAULTS = SAMPLES / "plain" / "faults"
 SCRIPTS = ("nonscalar_reduction_none.py", "graph_running_total.py", "target_lstm_lm.py",
-           "json_label2id_values.py")
+           "json_label2id_values.py", "graph_loss_rebuilt_tensor.py")
 
 
 def branch(script: str) -> str:
@@ -102,3 +104,11 @@ def test_numpy_label_ids_become_python_ints_where_the_dict_is_built(batch: Batch
     _fixed(batch, "json_label2id_values.py", "numpy-scalar-json",
            ["-    label2id = dict(zip(label_names, label_ids))",
             "+    label2id = dict(zip(label_names, map(int, label_ids)))"])
+
+
+@pytest.mark.e2e
+def test_the_parts_of_an_objective_are_stacked_where_the_method_makes_them(
+        batch: Batch) -> None:
+    _fixed(batch, "graph_loss_rebuilt_tensor.py", "loss-off-graph",
+           ["-        return torch.tensor([ce, self.penalty * l2]).sum()",
+            "+        return torch.stack([ce, self.penalty * l2]).sum()"])

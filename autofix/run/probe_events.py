@@ -49,6 +49,8 @@ def exception_from_json(data: dict[str, Any]) -> ExceptionInfo:
             for f in data.get("facts", []) if isinstance(f, dict)
         ),
         contract=data["contract"] if isinstance(data.get("contract"), dict) else {},
+        forward={str(k): bool(v) for k, v in data["forward"].items()}
+        if isinstance(data.get("forward"), dict) else {},
     )
 
 

@@ -176,6 +176,9 @@ TORCH_LEGACY = r"torch\.(Tensor|FloatTensor|DoubleTensor|HalfTensor|LongTensor|I
 TORCH_DEVICE = r"torch\.device"
 #: ``torch.from_numpy``: where a numpy array becomes a tensor (its dtype kept).
 TORCH_FROM_NUMPY = r"torch\.from_numpy"
+#: The torch constructors that copy their data's values into a new leaf tensor (no graph
+#: of the tensors they were given).
+TORCH_COPYING = r"torch\.(tensor|as_tensor|Tensor|FloatTensor|DoubleTensor)"
 #: torch functions whose first argument is the data they convert or join.
 TORCH_CONVERTERS = (r"torch\.(tensor|as_tensor|from_numpy|Tensor|LongTensor|FloatTensor|"
                     r"DoubleTensor|IntTensor|HalfTensor|stack|cat)")

@@ -17,6 +17,7 @@ import re
 from autofix.categories.failure import (
     Failure,
     Value,
+    backward_tensor,
     dtype,
     failure_of,
     is_float,
@@ -192,13 +193,40 @@ def extra_batch_dimension(failure: Failure) -> bool | None:
 def _graph_missing(failure: Failure) -> bool | None:
     """``backward`` on a loss without a graph while the model's weights require grad: the
     forward ran with gradients off (``torch.no_grad``, ``inference_mode``)."""
-    losses = [v for f in failure.user_frames() for n, v in f.values.items()
-              if kind(v) == "tensor" and n in ("loss", "losses", "total_loss")]
+    loss = _backwarded(failure)
     models = [v for f in failure.frame_facts() for v in f.values.values()
               if kind(v) == "model" and v.get("trainable")]
-    if not losses or not models:
+    if loss is None or not models:
         return None
-    return not losses[0].get("requires_grad", False)
+    if _forward_recorded_graph(failure):
+        return False  # the forward recorded a graph: the loss was cut off from it after
+    return not loss.get("requires_grad", False)
+
+
+def _backwarded(failure: Failure) -> Value | None:
+    """The tensor ``backward()`` got (torch's frame), else the user's local ``loss``
+    (``losses``, ``total_loss``)."""
+    return backward_tensor(failure) or next(
+        (v for f in failure.user_frames() for n, v in f.values.items()
+         if kind(v) == "tensor" and n in ("loss", "losses", "total_loss")), None)
+
+
+def _forward_recorded_graph(failure: Failure) -> bool:
+    """The last forward of a model from the user's code before the failure ran with
+    gradients on and gave an output that requires grad (the child's ``forward``)."""
+    forward = next((e.forward for e in (failure.exc, *failure.exc.chain) if e.forward), {})
+    return bool(forward.get("grad")) and bool(forward.get("graph"))
+
+
+def _loss_off_graph(failure: Failure) -> bool | None:
+    """``backward`` on a loss without a graph although the model's last forward recorded
+    one (gradients on, an output requiring grad): the loss was rebuilt from the outputs'
+    values (``torch.tensor`` of a list of losses, ``.item()``, a NumPy round trip, a
+    ``.detach()``), so no gradient can reach the model."""
+    tensor = _backwarded(failure)
+    if tensor is None or not _forward_recorded_graph(failure):
+        return None
+    return not tensor.get("requires_grad", False)
 
 
 VALUES: tuple[Category, ...] = (
@@ -268,5 +296,18 @@ VALUES: tuple[Category, ...] = (
         hint="the forward of a training step must record the graph: take torch.no_grad() "
              "(or inference_mode) off the training code, or use torch.set_grad_enabled("
              "training) in a function shared with evaluation",
+    ),
+    Category(
+        id="loss-off-graph",
+        title="the loss is rebuilt from the model outputs' values (torch.tensor of a list "
+              "of losses, .item(), NumPy, .detach()), cut off from the graph",
+        patterns=(r"element 0 of tensors does not require grad and does not have a "
+                  r"grad_fn",),
+        check=_loss_off_graph,
+        needs_facts=True,
+        hint="keep the loss a tensor of the graph from the model's output to backward(): "
+             "torch.stack(losses).mean() (or sum(losses) / len(losses)) instead of "
+             "torch.tensor(losses).mean(); no .item(), .tolist(), .numpy() or .detach() on "
+             "the way",
     ),
 )

@@ -68,8 +68,9 @@ EVENTS: dict[str, tuple[str, ...]] = {
     # facts [{file, line, function, user, locals: {name: summary}}] of the frames that
     # matter, innermost first (facts.py); contract: the input contract of the failing call
     # that its real arguments broke, with their runtime provenance (call_contracts/), {}
-    # when none
-    Event.EXCEPTION: ("type", "message", "frames", "chain", "facts", "contract"),
+    # when none; forward: the last forward of a model from the user's code {grad, graph,
+    # training} ({}: none seen)
+    Event.EXCEPTION: ("type", "message", "frames", "chain", "facts", "contract", "forward"),
     Event.TRAINER: ("trainer_class", "model_class", "num_labels", "datasets"),
     Event.DATASET: (*DATASET_FIELDS, "requested"),
     Event.KERAS: ("keras", "model_class", "hf_model", "num_labels", "optimizer", "lr", "loss",
@@ -93,7 +94,8 @@ EVENTS: dict[str, tuple[str, ...]] = {
     Event.EXIT: ("code", "stopped"),
     # a preflight check that failed (issue 10): the check's name and the exception the
     # run would raise (as ``exception``)
-    Event.PREFLIGHT: ("check", "type", "message", "frames", "chain", "facts", "contract"),
+    Event.PREFLIGHT: ("check", "type", "message", "frames", "chain", "facts", "contract",
+                      "forward"),
     # a preflight check that found a fault the run would not raise but trains on (issue 8,
     # "trains, but wrongly"): the check, the fault's category id and the evidence line
     Event.PREFLIGHT_FAULT: ("check", "category", "evidence"),

@@ -75,6 +75,9 @@ class State:
     backward_calls = 0  # Tensor.backward on a scalar outside Trainer (hand loops)
     zero_grad_calls = 0  # optimizer.zero_grad / model.zero_grad outside Trainer
     model_facts: dict[str, Any] = {}  # parameter counts and dtype, taken once
+    #: the last outermost forward of a model from the user's code (modes.py): ``grad``
+    #: (gradients on), ``graph`` (an output requires grad), ``training`` (the mode)
+    last_forward: dict[str, bool] = {}
     #: (argmax predictions, labels) of the last training forwards of a classifier
     recent: deque[tuple[list[int], list[int]]] = deque(maxlen=RECENT_BATCHES)
 
@@ -289,4 +292,5 @@ def describe_exception(exc: BaseException, depth: int = 0, *, skip: str = "",
     return {**extra, "type": f"{kind.__module__}.{kind.__qualname__}", "message": str(exc),
             "frames": frames, "chain": chain,
             "facts": frame_facts(exc.__traceback__, REPO_ROOT, skip),
-            "contract": breach_at(exc.__traceback__, REPO_ROOT)}
+            "contract": breach_at(exc.__traceback__, REPO_ROOT),
+            "forward": dict(State.last_forward)}
