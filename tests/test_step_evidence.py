@@ -217,7 +217,7 @@ def stalled(cause: str, lr: float = 5e-5) -> RunResult:
     ("lr-too-high", "lr-too-high"),
     ("lr-zero", "stalled-loss"),
     ("no-gradients", "stalled-loss"),
-    ("other-parameters", "stalled-loss"),
+    ("other-parameters", "optimizer-before-model"),
 ])
 def test_the_evidence_cause_names_the_category(cause: str, category: str) -> None:
     diag = diagnose_symptom(stalled(cause))

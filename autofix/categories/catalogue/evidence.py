@@ -4,11 +4,11 @@ The child reads each optimizer step (``autofix/run/child/evidence.py``: weights 
 by the step, gradients missing at it, the learning rate of every group, the optimizer's
 scheduler, the update-to-weight ratio) and, when that evidence decides a stall, sends its
 cause in the ``step_evidence`` event (``ProbeReport.facts["step_evidence"]["cause"]``).
-Three causes are categories of their own (a hand loop's statement order, a schedule
-stepped at the wrong loop level: the child's ``schedule`` facts); the others name
-an existing category (``lr-too-high``) or are advice on the ``stalled-loss`` verdict
-(:func:`evidence_advice`: a learning rate of 0, no gradient reaching the weights, an
-optimizer over other parameters, a frozen base).
+Four causes are categories of their own (a hand loop's statement order, an optimizer
+built before the model it should train was replaced, a schedule stepped at the wrong loop
+level: the child's ``schedule`` facts); the others name an existing category
+(``lr-too-high``) or are advice on the ``stalled-loss`` verdict (:func:`evidence_advice`: a
+learning rate of 0, no gradient reaching the weights, a frozen base).
 """
 
 from __future__ import annotations
@@ -113,9 +113,6 @@ ADVICE = {
     "no-gradients": "no gradient reaches the trained weights at optimizer.step(): check "
                     "that loss.backward() runs on a loss computed from the model's outputs "
                     "(not detached, not under torch.no_grad()) before each step",
-    "other-parameters": "the optimizer holds none of the trained model's parameters: "
-                        "build it from this model's parameters (model.parameters()) after "
-                        "the model is created or replaced",
     "frozen-base": "the base model is frozen (requires_grad=False) and only the new head "
                    "learns: unfreeze the base, or raise the head's learning rate",
 }
@@ -126,10 +123,20 @@ def evidence_advice(probe: ProbeReport) -> str:
     return ADVICE.get(step_cause(probe), "")
 
 
+def _optimizer_before_model(probe: ProbeReport) -> bool:
+    """None of the trained model's trainable tensors in the optimizer's groups, the sampled
+    weights unchanged and the optimizer's own parameters without gradients over a window
+    (the child's ``other-parameters``)."""
+    return step_cause(probe) == "other-parameters"
+
+
 STEP_CAUSES: tuple[RootCause, ...] = (
     RootCause("zero-grad-before-step", _zero_grad_before_step,
               "zero_grad() between backward() and step(): the optimizer steps on no "
               "gradients"),
+    RootCause("optimizer-before-model", _optimizer_before_model,
+              "an optimizer over the parameters of a model (or head) the script replaced "
+              "after building it"),
     RootCause("scheduler-stepped-per-epoch", _scheduler_not_stepped,
               "an lr scheduler that counts optimizer steps, stepped once per epoch"),
     RootCause("scheduler-stepped-per-batch", _scheduler_per_batch,
@@ -274,6 +281,15 @@ ROOT_CAUSES: tuple[Category, ...] = (
               "step is taken on cleared gradients",
         hint="clear the gradients at the top of the step, before the forward (not between "
              "loss.backward() and optimizer.step())",
+        kind=Kind.ROOT_CAUSE,
+        proof=INVARIANT,
+    ),
+    Category(
+        id="optimizer-before-model",
+        title="an optimizer built over a model (or a head) the script replaces afterwards: "
+              "it steps parameters no longer trained, and the trained model never changes",
+        hint="build the optimizer after the model (and its new head) it trains is made, "
+             "from that model's parameters",
         kind=Kind.ROOT_CAUSE,
         proof=INVARIANT,
     ),
