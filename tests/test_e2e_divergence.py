@@ -17,7 +17,7 @@ import pytest
 
 from .conftest import SAMPLES, make_repo, run_autofix
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]  # three repair sessions with ladders
 
 CASES = {"house.py": SAMPLES / "divergence" / "unscaled_house_prices.py",
          "delivery.py": SAMPLES / "divergence" / "exploding_delivery_times.py",

@@ -23,7 +23,7 @@ import pytest
 
 from .conftest import SAMPLES, TEST_SCRIPTS, make_repo, run_autofix
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 SCRIPTS = ("early_eval_state.py", "gradient_penalty.py")
 

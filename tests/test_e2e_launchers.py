@@ -22,7 +22,7 @@ from autofix.types import ProbeReport, RunOutcome
 from .conftest import TEST_SCRIPTS, run_autofix, snapshot, trailers
 
 Repo = Callable[[dict[str, str | Path]], git.Repo]
-pytestmark = pytest.mark.e2e  # 2 gloo ranks each, about 40 s a test
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]  # 2 gloo ranks each, about 40 s a test
 DDP = TEST_SCRIPTS / "ddp"
 ENV = {"OMP_NUM_THREADS": "1"}
 

@@ -17,7 +17,7 @@ from autofix.reports.formats import SCHEMA_PATH
 from .conftest import make_repo, run_autofix
 from .test_reports import blue_pixels, screenshot
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]  # dry-run and resume sessions
 
 TOY = '''import torch
 from transformers import AdamW

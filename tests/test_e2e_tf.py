@@ -21,7 +21,7 @@ import pytest
 from .conftest import SAMPLES, run_autofix, snapshot, trailers
 
 Repo = Callable[[dict[str, str | Path]], git.Repo]
-pytestmark = [pytest.mark.e2e, pytest.mark.v4]
+pytestmark = [pytest.mark.e2e, pytest.mark.v4, pytest.mark.slow]  # 3 min; a TF case stays in test_e2e_cases
 
 
 def test_course_tf_script(scratch_repo: Repo, v4_python: str) -> None:

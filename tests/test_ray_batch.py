@@ -98,6 +98,7 @@ def test_thread_backend_four_workers_twenty_scripts(tmp_path: Path) -> None:
     assert snapshot(repo) == before
 
 
+@pytest.mark.slow  # a second node started and killed: about 90 s
 def test_ray_two_nodes_node_dies_mid_batch(tmp_path: Path, cluster: Cluster) -> None:
     """4 workers (0.5 CPU each) on two nodes; node 2 is killed while it runs a script:
     its tasks are retried on the head and every branch is still whole (10 submissions: 4
