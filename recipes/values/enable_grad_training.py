@@ -11,7 +11,10 @@ model's weights require grad. Fix, where gradients are turned off around the
   COND:`` in it (a function shared with evaluation), the body runs in ``with
   torch.set_grad_enabled(COND):`` so evaluation keeps gradients off;
 - a ``with torch.no_grad():`` block: it becomes ``with torch.set_grad_enabled(COND):``
-  under the same condition, else its body runs without it.
+  under the same condition, else its body runs without it;
+- a ``with torch.no_grad():`` block before the ``backward()`` call's statement, in the
+  same block, that only holds the forward (a name it assigns is read on the way to the
+  loss): its body runs without it.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections.abc import Sequence
 from typing import cast
 
 import libcst as cst
+import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor
 
 from autofix.categories.catalogue.values import VALUES
@@ -77,6 +81,14 @@ class EnableGradTraining(PlannedEdits):
                   "    opt.step()\n",
             failure=_failure(),
         ),
+        Example(  # only the forward under no_grad, the loss and backward after it
+            before="import torch\nfor ids, labels in loader:\n    with torch.no_grad():\n"
+                   "        out = model(ids)\n    loss = crit(out.logits, labels)\n"
+                   "    loss.backward()\n",
+            after="import torch\nfor ids, labels in loader:\n    out = model(ids)\n"
+                  "    loss = crit(out.logits, labels)\n    loss.backward()\n",
+            failure=_failure(),
+        ),
         Example(  # gradients are on: another cause (a detached loss)
             before="import torch\nloss = torch.tensor(model(**batch).loss.item())\n"
                    "loss.backward()\n",
@@ -107,7 +119,39 @@ class EnableGradTraining(PlannedEdits):
                 decorators = [d for d in anc.decorators if self._no_grad(d.decorator)]
                 if decorators and anc not in self.plan:
                     self._function(anc, decorators[0], condition)
-                return
+                    return
+                break
+        before = self._forward_block_before(call)
+        if before is not None:
+            self._with(*before, None)
+
+    def _forward_block_before(self, call: cst.Call) -> tuple[cst.With, cst.WithItem] | None:
+        """The nearest ``with torch.no_grad():`` statement before the ``backward()`` call's
+        statement in the same block, that assigns a name a later statement of the block
+        (up to the ``backward()`` one) reads: the forward whose output the loss is made
+        from, run without a graph."""
+        stmt = next((a for a in (call, *self.program.ancestors(call))
+                     if isinstance(a, (cst.SimpleStatementLine, cst.BaseCompoundStatement))),
+                    None)
+        parent = self.program.parent(stmt) if stmt is not None else None
+        body = list(parent.body) if isinstance(parent, (cst.IndentedBlock, cst.Module)) \
+            else []
+        if stmt not in body:
+            return None
+        at = body.index(stmt)
+        for i in range(at - 1, -1, -1):
+            block = body[i]
+            if not isinstance(block, cst.With) or len(block.items) != 1 \
+                    or not isinstance(block.items[0].item, cst.Call) \
+                    or not self.is_qualified(block.items[0].item.func, patterns.NO_GRAD):
+                continue
+            assigned = {t.value for a in m.findall(block, m.AssignTarget(target=m.Name()))
+                        if isinstance(a, cst.AssignTarget) and isinstance(t := a.target,
+                                                                          cst.Name)}
+            read = {n.value for later in body[i + 1:at + 1] for n in m.findall(later, m.Name())
+                    if isinstance(n, cst.Name)}
+            return (block, block.items[0]) if assigned & read else None
+        return None
 
     def _no_grad(self, node: cst.BaseExpression) -> bool:
         func = node.func if isinstance(node, cst.Call) else node

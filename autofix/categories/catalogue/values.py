@@ -13,6 +13,7 @@ never fires on the wording alone (``needs_facts``). Measured on transformers 5.2
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from autofix.categories.failure import (
     Failure,
@@ -194,12 +195,15 @@ def _graph_missing(failure: Failure) -> bool | None:
     """``backward`` on a loss without a graph while the model's weights require grad: the
     forward ran with gradients off (``torch.no_grad``, ``inference_mode``)."""
     loss = _backwarded(failure)
+    if loss is None:
+        return None
+    forward = _last_forward(failure)
+    if forward:  # the child saw the model's last forward: its grad mode decides
+        return not forward.get("grad", True) and not loss.get("requires_grad", False)
     models = [v for f in failure.frame_facts() for v in f.values.values()
               if kind(v) == "model" and v.get("trainable")]
-    if loss is None or not models:
+    if not models:
         return None
-    if _forward_recorded_graph(failure):
-        return False  # the forward recorded a graph: the loss was cut off from it after
     return not loss.get("requires_grad", False)
 
 
@@ -211,10 +215,16 @@ def _backwarded(failure: Failure) -> Value | None:
          if kind(v) == "tensor" and n in ("loss", "losses", "total_loss")), None)
 
 
+def _last_forward(failure: Failure) -> Mapping[str, bool]:
+    """The child's record of the last forward of a model from the user's code before the
+    failure (``grad``, ``graph``, ``training``; empty when none was seen)."""
+    return next((e.forward for e in (failure.exc, *failure.exc.chain) if e.forward), {})
+
+
 def _forward_recorded_graph(failure: Failure) -> bool:
     """The last forward of a model from the user's code before the failure ran with
-    gradients on and gave an output that requires grad (the child's ``forward``)."""
-    forward = next((e.forward for e in (failure.exc, *failure.exc.chain) if e.forward), {})
+    gradients on and gave an output that requires grad."""
+    forward = _last_forward(failure)
     return bool(forward.get("grad")) and bool(forward.get("graph"))
 
 

@@ -75,7 +75,8 @@ class State:
     backward_calls = 0  # Tensor.backward on a scalar outside Trainer (hand loops)
     zero_grad_calls = 0  # optimizer.zero_grad / model.zero_grad outside Trainer
     model_facts: dict[str, Any] = {}  # parameter counts and dtype, taken once
-    #: the last outermost forward of a model from the user's code (modes.py): ``grad``
+    #: the last outermost forward of a model (a module with parameters, not a loss module)
+    #: from the user's code (modes.py): ``grad``
     #: (gradients on), ``graph`` (an output requires grad), ``training`` (the mode)
     last_forward: dict[str, bool] = {}
     #: (argmax predictions, labels) of the last training forwards of a classifier

@@ -166,9 +166,10 @@ def after_forward(module: Any, args: Any, *rest: Any) -> None:
 
 def _judge(root: dict[str, Any], kwargs: dict[str, Any], output: Any) -> None:
     model, caller = root["model"], root["caller"]
-    State.last_forward = {
-        "grad": bool(root["grad"]), "training": bool(root["training"]),
-        "graph": any(getattr(t, "requires_grad", False) for t in _tensors(output))}
+    if next(iter(model.parameters()), None) is not None:  # a model, not a loss module
+        State.last_forward = {
+            "grad": bool(root["grad"]), "training": bool(root["training"]),
+            "graph": any(getattr(t, "requires_grad", False) for t in _tensors(output))}
     if root["training"] and root["grad"]:
         tensors = [t for t in _tensors(output) if getattr(t, "requires_grad", False)]
         if not tensors:
