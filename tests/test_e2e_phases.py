@@ -23,7 +23,7 @@ from autofix.run.runner import RunSpec, run_script
 from autofix.settings import Settings
 from autofix.types import Diagnosis, Healthy, RunResult
 
-from .conftest import SAMPLES
+from .conftest import SAMPLES, make_repo, run_autofix, trailers
 
 pytestmark = pytest.mark.e2e
 FAULTS = SAMPLES / "plain" / "faults"
@@ -70,3 +70,18 @@ def test_a_second_stage_with_its_own_optimizer_trains_against_its_own_chance(
     # the chance level followed the head: ln 4 in the first stage, ln 3 in the second
     assert run.probe.num_classes == 3
     assert run.probe.chance is not None and math.isclose(run.probe.chance.value, math.log(3))
+
+
+def test_the_optimizer_is_built_after_the_model_it_trains_is_swapped_in(
+        tmp_path: Path) -> None:
+    """Through the CLI: an experiment's ``setup()`` builds the optimizer, then a wider model
+    is swapped in; the stall is named at step 10 and ``setup()`` moves after the swap."""
+    script = "stall_optimizer_in_setup_function.py"
+    repo = make_repo(tmp_path / "repo", {script: FAULTS / script})
+    done = run_autofix([script, "--branch", "fixes"], tmp_path / "repo", timeout=600,
+                       env={"OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert trailers(repo, "fixes", "main") == ["optimizer-before-model"]
+    fixed = repo.git.show(f"fixes:{script}")
+    assert fixed.index("exp.model = nn.Sequential(") < fixed.index("exp.setup(lr=0.05)")
+    assert fixed.count("exp.setup(lr=0.05)") == 1
