@@ -89,25 +89,31 @@ def breach_at(tb: Any, root: str = "") -> dict[str, Any]:
                     breach = None
                 if breach is None:
                     continue
-                trial: dict[str, str] = {}
-                if contract.trial is not None:
-                    try:
-                        confirmed = contract.trial(call, breach)
-                    except Exception:  # noqa: BLE001
-                        confirmed = None
-                    if confirmed is not None:
-                        trial = {"operator": confirmed.operator, "change": confirmed.change}
-                category = contract.category if breach.category is None else breach.category
-                return {"contract": contract.id, "category": category,
-                        "api": contract.api, "argument": contract.argument,
-                        "says": contract.says, "property": breach.property,
-                        "observed": breach.observed, "expected": breach.expected,
-                        "facts": dict(breach.facts), "trial": trial,
-                        "repairs": list(contract.repairs),
+                return {**_reported(contract, breach, call),
                         **provenance(breach.value, [*_callers(tb), *frames], root)}
         return _op_breach(tb, frames, root)
     except Exception:  # noqa: BLE001 - the breach is a bonus; the failure is reported anyway
         return {}
+
+
+def _reported(contract: Contract, breach: Breach, call: Call) -> dict[str, Any]:
+    """A breach as :func:`breach_at` reports it, without its provenance: the contract's
+    fields, what was broken, and the operator the contract's trial confirmed (``{}``: no
+    trial, or it did not make the call pass)."""
+    trial: dict[str, str] = {}
+    if contract.trial is not None:
+        try:
+            confirmed = contract.trial(call, breach)
+        except Exception:  # noqa: BLE001 - a trial failing is an answer, not an error
+            confirmed = None
+        if confirmed is not None:
+            trial = {"operator": confirmed.operator, "change": confirmed.change}
+    category = contract.category if breach.category is None else breach.category
+    return {"contract": contract.id, "category": category, "api": contract.api,
+            "argument": contract.argument, "says": contract.says,
+            "property": breach.property, "observed": breach.observed,
+            "expected": breach.expected, "facts": dict(breach.facts), "trial": trial,
+            "repairs": list(contract.repairs)}
 
 
 def _op_breach(tb: Any, frames: list[Any], root: str) -> dict[str, Any]:
@@ -128,19 +134,6 @@ def _op_breach(tb: Any, frames: list[Any], root: str) -> dict[str, Any]:
         return {}
     contract, breach, where = found
     call = where.pop("call")
-    trial: dict[str, str] = {}
-    if contract.trial is not None:
-        try:
-            confirmed = contract.trial(call, breach)
-        except Exception:  # noqa: BLE001
-            confirmed = None
-        if confirmed is not None:
-            trial = {"operator": confirmed.operator, "change": confirmed.change}
-    category = contract.category if breach.category is None else breach.category
-    return {"contract": contract.id, "category": category, "api": contract.api,
-            "argument": contract.argument, "says": contract.says,
-            "property": breach.property, "observed": breach.observed,
-            "expected": breach.expected, "facts": dict(breach.facts), "trial": trial,
-            "repairs": list(contract.repairs),
+    return {**_reported(contract, breach, call),
             "at": {"file": entry.tb_frame.f_code.co_filename, **where},
             **provenance(breach.value, frames, root)}
